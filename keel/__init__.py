@@ -1,0 +1,5 @@
+"""Keel: a deterministic-first runtime for conversational LLM agents."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

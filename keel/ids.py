@@ -1,0 +1,64 @@
+"""Injected sources of time and identity; core code never reads the wall clock itself."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """Tells the current time (UTC)."""
+
+    def now(self) -> datetime: ...
+
+
+class IdSource(Protocol):
+    """Makes new unique ids."""
+
+    def new_id(self) -> str: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class UuidSource:
+    """Random UUID4 hex ids."""
+
+    def new_id(self) -> str:
+        return uuid.uuid4().hex
+
+
+class FakeClock:
+    """A clock that moves only when told to; starts at a fixed instant."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self._now = start or datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += timedelta(seconds=seconds)
+
+
+class SequentialIds:
+    """Deterministic ids: `<prefix>1`, `<prefix>2`, ..."""
+
+    def __init__(self, prefix: str = "id") -> None:
+        self._prefix = prefix
+        self._counter = itertools.count(1)
+
+    def new_id(self) -> str:
+        return f"{self._prefix}{next(self._counter)}"
+
+
+def monotonic() -> float:
+    """Seconds from a monotonic clock, for measuring durations in adapters."""
+    return time.monotonic()

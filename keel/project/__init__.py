@@ -1,0 +1,1 @@
+"""Reading an agent project from disk into an immutable AgentDefinition."""
