@@ -50,12 +50,12 @@ class _LineLoader(yaml.SafeLoader):
         result.line = node.start_mark.line + 1 + self.line_offset
         result.key_lines = {}
         for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str | int | float | bool) and key is not None:
                 raise yaml.constructor.ConstructorError(
                     None, None, "mapping keys must be scalars", key_node.start_mark
                 )
-            result[key] = self.construct_object(value_node, deep=True)  # type: ignore[no-untyped-call]
+            result[key] = self.construct_object(value_node, deep=True)
             result.key_lines[key] = key_node.start_mark.line + 1 + self.line_offset
         return result
 
@@ -64,7 +64,7 @@ class _LineLoader(yaml.SafeLoader):
         result.line = node.start_mark.line + 1 + self.line_offset
         result.item_lines = []
         for child in node.value:
-            result.append(self.construct_object(child, deep=True))  # type: ignore[no-untyped-call]
+            result.append(self.construct_object(child, deep=True))
             result.item_lines.append(child.start_mark.line + 1 + self.line_offset)
         return result
 

@@ -1,0 +1,1 @@
+"""Keel's command line: thin commands over the library."""

@@ -1,0 +1,71 @@
+"""The `keel` command."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from keel import __version__
+from keel.project.diagnostics import has_errors
+
+app = typer.Typer(
+    name="keel",
+    help="Keel: a deterministic-first runtime for conversational LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class OutputFormat(str, Enum):
+    """How `keel validate` prints its findings."""
+
+    text = "text"
+    json = "json"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"keel {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print version.")
+    ] = False,
+) -> None:
+    """Keel: a deterministic-first runtime for conversational LLM agents."""
+
+
+@app.command()
+def validate(
+    path: Annotated[Path, typer.Argument(help="Agent project folder.")],
+    output: Annotated[
+        OutputFormat, typer.Option("--format", help="text (file:line: code: message) or json.")
+    ] = OutputFormat.text,
+) -> None:
+    """Check an agent project; exit 0 when it has no errors, 1 otherwise."""
+    from keel.project.build import load_project
+
+    _, diagnostics = load_project(path)
+    if output is OutputFormat.json:
+        typer.echo(json.dumps([d.as_json() for d in diagnostics], indent=2))
+    else:
+        for d in diagnostics:
+            typer.echo(d.render() if d.severity == "error" else f"{d.render()} (warning)")
+        errors = sum(1 for d in diagnostics if d.severity == "error")
+        warnings = len(diagnostics) - errors
+        summary = f"{path}: {errors} error(s), {warnings} warning(s)"
+        typer.echo(summary if errors else f"{summary}; project is valid", err=True)
+    raise typer.Exit(1 if has_errors(diagnostics) else 0)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
