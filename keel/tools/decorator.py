@@ -1,0 +1,151 @@
+"""The `@tool(description=...)` decorator.
+
+It checks the function (must be `async def`, description mandatory, named parameters only,
+supported annotations), builds a `ToolDefinition`, attaches it to the function as
+`__keel_tool__` and returns the function unchanged, so it stays directly callable.
+Mistakes raise `ToolDefinitionError` while the module is imported; the loader turns that
+into a `tool.definition.invalid` diagnostic.
+
+An annotation naming a class defined later in the module cannot be resolved while the
+decorator runs; the definition is then finished on first use (`tool_definition`), which
+the loader does right after the import.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar, overload
+
+from keel.tools.definition import ToolDefinition, ToolDefinitionError
+from keel.tools.frozen import freeze_json
+from keel.tools.signature import UnresolvedAnnotation, function_parameters
+
+__all__ = ["TOOL_ATTRIBUTE", "ToolDefinition", "ToolDefinitionError", "tool", "tool_definition"]
+
+TOOL_ATTRIBUTE = "__keel_tool__"
+"""Attribute holding the definition on a decorated function."""
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Pending:
+    """A tool whose annotations could not be resolved yet at decoration time."""
+
+    func: Callable[..., Awaitable[Any]]
+    description: str
+    name: str | None
+
+
+@overload
+def tool(*, description: str, name: str | None = None) -> Callable[[_F], _F]: ...
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> NoReturn: ...
+
+
+def tool(*args: object, description: object = None, name: object = None) -> Callable[[_F], _F]:
+    """Mark an `async def` as a tool offered to the LLM.
+
+    `description` (mandatory, non-empty) tells the model what the tool does; `name`
+    overrides the function name. Bare `@tool` raises `ToolDefinitionError`.
+    """
+    if args:
+        target = args[0]
+        raise ToolDefinitionError(
+            '@tool needs its description: write @tool(description="...")',
+            function=getattr(target, "__name__", None),
+            line=def_line(target),
+        )
+    text = _check_description(description)
+    tool_name = _check_name(name)
+
+    def decorate(func: _F) -> _F:
+        try:
+            attached: ToolDefinition | _Pending = define_tool(func, text, tool_name)
+        except UnresolvedAnnotation:
+            attached = _Pending(func=func, description=text, name=tool_name)
+        setattr(func, TOOL_ATTRIBUTE, attached)
+        return func
+
+    return decorate
+
+
+def tool_definition(func: object) -> ToolDefinition | None:
+    """The definition attached by `@tool`, finishing a deferred one (may raise
+    `ToolDefinitionError`); None when `func` is not a tool."""
+    attached = getattr(func, TOOL_ATTRIBUTE, None)
+    if isinstance(attached, _Pending):
+        attached = define_tool(attached.func, attached.description, attached.name)
+        setattr(func, TOOL_ATTRIBUTE, attached)
+    return attached if isinstance(attached, ToolDefinition) else None
+
+
+def define_tool(
+    func: Callable[..., Awaitable[Any]], description: str, name: str | None = None
+) -> ToolDefinition:
+    """Build the definition of `func` (raises `ToolDefinitionError`)."""
+    function = getattr(func, "__name__", repr(func))
+    line = def_line(func)
+    try:
+        if not inspect.iscoroutinefunction(func):
+            kind = "an async generator" if inspect.isasyncgenfunction(func) else "not async"
+            raise ToolDefinitionError(f"@tool function {function!r} is {kind}; use `async def`")
+        tool_name = name if name is not None else _check_name(function)
+        assert tool_name is not None
+        params = function_parameters(func)
+    except ToolDefinitionError as exc:
+        exc.function = exc.function or function
+        exc.line = exc.line or line
+        raise
+    code = getattr(func, "__code__", None)
+    return ToolDefinition(
+        name=tool_name,
+        description=description,
+        parameters=freeze_json(params.parameters),  # type: ignore[arg-type]
+        func=func,
+        context_param=params.context_param,
+        param_names=params.param_names,
+        module_file=code.co_filename if code is not None else "",
+        line=line or 0,
+    )
+
+
+def def_line(func: object) -> int | None:
+    """1-based line of the `def` of `func` (not of its first decorator), when known."""
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    first: int = code.co_firstlineno
+    lines = linecache.getlines(code.co_filename, getattr(func, "__globals__", None))
+    pattern = re.compile(rf"^\s*(?:async\s+)?def\s+{re.escape(code.co_name)}\b")
+    # Decorators (possibly spanning lines) sit between co_firstlineno and the def.
+    for index in range(first - 1, min(len(lines), first + 200)):
+        if pattern.match(lines[index]):
+            return index + 1
+    return first
+
+
+def _check_description(description: object) -> str:
+    if description is None:
+        raise ToolDefinitionError('@tool needs description="..." (it tells the model what it does)')
+    if not isinstance(description, str) or not description.strip():
+        raise ToolDefinitionError("@tool description must be a non-empty string")
+    return description.strip()
+
+
+def _check_name(name: object) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ToolDefinitionError(
+            f"tool name {name!r} must be 1-64 letters, digits, '_' or '-', not starting "
+            "with a digit or '-'"
+        )
+    return name

@@ -1,0 +1,190 @@
+"""Import one tool module by path and collect its tools and post-write hooks.
+
+Nothing escapes as an exception: an unreadable file, a syntax error, a failing import, any
+other exception while the module runs, and a bad `@tool` all become diagnostics with the
+file (relative to the project root) and, when known, the line.
+
+Before importing, the Mantle compatibility shim is installed and the project root is put on
+`sys.path` (and left there, because tools import project helpers such as `lib.*` or
+`tools.<shared>` at call time too). Modules are registered in `sys.modules` under the
+caller's `module_name`, which must be unique per file.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+
+from keel.project.diagnostics import Diagnostic, diag
+from keel.tools.collect import collect_definitions
+from keel.tools.compat import install_compat_shim
+from keel.tools.definition import HookDefinition, MemoryWrite, ToolDefinition, ToolDefinitionError
+from keel.tools.memory_writes import scan_memory_writes
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolModule:
+    """Everything learned from one tool file."""
+
+    file: str
+    """Path relative to the project root, forward slashes."""
+    module_name: str
+    tools: tuple[ToolDefinition, ...]
+    hooks: tuple[HookDefinition, ...]
+    memory_writes: tuple[MemoryWrite, ...]
+    """Every memory write in the file, including helpers no tool reaches."""
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def load_tool_module(
+    path: Path, *, project_root: Path, module_name: str
+) -> tuple[tuple[ToolDefinition, ...], tuple[HookDefinition, ...], list[Diagnostic]]:
+    """Import `path` as `module_name`; return its tools, hooks and diagnostics."""
+    loaded = load_tool_file(path, project_root=project_root, module_name=module_name)
+    return loaded.tools, loaded.hooks, list(loaded.diagnostics)
+
+
+def load_tool_file(path: Path, *, project_root: Path, module_name: str) -> ToolModule:
+    """Like `load_tool_module`, returning the whole `ToolModule` (with all memory writes)."""
+    file = relative_file(path, project_root)
+    tree, problem = _parse(path, file)
+    if tree is None:
+        return _empty(file, module_name, [problem] if problem else [])
+    writes = scan_memory_writes(tree)
+    module, failure = _execute(path, file, project_root, module_name)
+    if module is None:
+        return _empty(file, module_name, [failure] if failure else [], writes.writes)
+    found = collect_definitions(module, module_name=module_name, file=file)
+    tools = tuple(replace(t, memory_writes=writes.by_def_line.get(t.line, ())) for t in found.tools)
+    hooks = tuple(replace(h, memory_writes=writes.by_def_line.get(h.line, ())) for h in found.hooks)
+    return ToolModule(
+        file=file,
+        module_name=module_name,
+        tools=tools,
+        hooks=hooks,
+        memory_writes=writes.writes,
+        diagnostics=tuple(found.diagnostics),
+    )
+
+
+def relative_file(path: Path, project_root: Path) -> str:
+    """`path` relative to `project_root` with forward slashes (as given when outside it)."""
+    try:
+        return path.resolve().relative_to(project_root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _empty(
+    file: str,
+    module_name: str,
+    diagnostics: list[Diagnostic],
+    writes: tuple[MemoryWrite, ...] = (),
+) -> ToolModule:
+    return ToolModule(
+        file=file,
+        module_name=module_name,
+        tools=(),
+        hooks=(),
+        memory_writes=writes,
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def _parse(path: Path, file: str) -> tuple[ast.Module | None, Diagnostic | None]:
+    try:
+        source = importlib.util.decode_source(path.read_bytes())
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        message = f"cannot read tool module: {exc}"
+        return None, diag("tool.module.unreadable", file, None, message)
+    try:
+        return ast.parse(source, filename=str(path)), None
+    except SyntaxError as exc:
+        message = f"syntax error: {exc.msg}"
+        return None, diag("tool.module.syntax_error", file, exc.lineno, message)
+    except ValueError as exc:  # e.g. null bytes in the source
+        return None, diag("tool.module.syntax_error", file, None, f"invalid source: {exc}")
+
+
+def _execute(
+    path: Path, file: str, project_root: Path, module_name: str
+) -> tuple[ModuleType | None, Diagnostic | None]:
+    install_compat_shim()
+    _ensure_on_path(project_root)
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        return None, diag("tool.module.unreadable", file, None, "cannot import this file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:
+        sys.modules.pop(module_name, None)
+        return None, _failure(exc, path, file)
+    return module, None
+
+
+def _failure(exc: BaseException, path: Path, file: str) -> Diagnostic:
+    line = _line_in(exc, path)
+    if isinstance(exc, ToolDefinitionError):
+        where = exc.line if exc.line is not None else line
+        return diag("tool.definition.invalid", file, where, exc.message, key=exc.function)
+    if isinstance(exc, ImportError):
+        message = f"import failed: {exc}"
+        if (exc.name or "").startswith("rasa"):
+            message += " (Keel serves only rasa.mantle.tools.* and rasa.calm_v2.tools.*)"
+        return diag("tool.module.import_error", file, line, message, key=exc.name)
+    message = f"error while importing: {type(exc).__name__}: {exc}"
+    return diag("tool.module.load_error", file, line, message)
+
+
+def _line_in(exc: BaseException, path: Path) -> int | None:
+    """The deepest traceback line that lies in `path` (the statement that failed there)."""
+    target = os.path.normcase(os.path.abspath(path))
+    line: int | None = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if os.path.normcase(os.path.abspath(frame.filename)) == target:
+            line = frame.lineno
+    return line
+
+
+def _ensure_on_path(project_root: Path) -> None:
+    """Put the project root first on `sys.path` and forget same-named modules of other roots.
+
+    Tool modules import project helpers by top-level name (`lib`, `tools.<x>`). When several
+    projects are loaded into one process, a `lib` cached from another project would
+    otherwise be reused; it is dropped from `sys.modules` so this project's is imported.
+    """
+    root = project_root.resolve()
+    if not sys.path or sys.path[0] != str(root):
+        sys.path[:] = [str(root), *(entry for entry in sys.path if entry != str(root))]
+    for name in _top_level_names(root):
+        family = [k for k in sys.modules if k == name or k.startswith(name + ".")]
+        if any(_foreign(sys.modules[key], root) for key in family):
+            for key in family:
+                del sys.modules[key]
+
+
+def _top_level_names(root: Path) -> list[str]:
+    """Importable top-level names the project provides (never stdlib or Keel names)."""
+    try:
+        children = list(root.iterdir())
+    except OSError:
+        return []
+    names = [child.stem if child.suffix == ".py" else child.name for child in children]
+    protected = sys.stdlib_module_names | set(sys.builtin_module_names) | {"keel", "rasa"}
+    return [name for name in names if name.isidentifier() and name not in protected]
+
+
+def _foreign(module: ModuleType, root: Path) -> bool:
+    """True when `module` was loaded from a file outside `root`."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return False
+    return not Path(file).resolve().is_relative_to(root)

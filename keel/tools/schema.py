@@ -1,0 +1,252 @@
+"""JSON schema from Python type hints: what the LLM is told a tool accepts.
+
+Supported: str, int, float, bool, None, Any / unannotated (`{}`, anything), list / set /
+Sequence, tuple (homogeneous or fixed), dict / Mapping with str keys, Literal (enum), Enum
+subclasses (enum of values), Optional / `X | None` (nullable type list), other unions
+(`anyOf`), TypedDict and dataclasses (nested objects, `additionalProperties: false`), and
+`Annotated[T, "description"]`. Anything else is a `ToolDefinitionError` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from keel.tools.definition import ToolDefinitionError
+
+Schema = dict[str, Any]
+
+_PRIMITIVES: dict[object, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+    None: "null",
+}
+_ARRAYS: frozenset[object] = frozenset(
+    {list, set, frozenset, collections.abc.Sequence, collections.abc.MutableSequence}
+)
+_SETS: frozenset[object] = frozenset({set, frozenset, collections.abc.Set})
+_MAPPINGS: frozenset[object] = frozenset(
+    {dict, collections.abc.Mapping, collections.abc.MutableMapping}
+)
+_UNIONS: frozenset[object] = frozenset({typing.Union, types.UnionType})
+_WRAPPERS: frozenset[object] = frozenset({typing.Required, typing.NotRequired, typing.ClassVar})
+
+
+def type_schema(annotation: object, *, parameter: str) -> Schema:
+    """The JSON schema for `annotation` (already resolved, no strings left)."""
+    return _Converter(parameter).convert(annotation, ())
+
+
+def make_nullable(schema: Schema) -> Schema:
+    """`schema` also accepting null: a type list with "null", or an anyOf when untyped."""
+    if not schema:
+        return schema
+    kind = schema.get("type")
+    if kind is None:
+        return {"anyOf": [schema, {"type": "null"}]}
+    kinds = [kind] if isinstance(kind, str) else list(kind)
+    out = {**schema, "type": kinds if "null" in kinds else [*kinds, "null"]}
+    if "enum" in out and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
+
+
+def json_default(value: object) -> tuple[bool, object]:
+    """(True, JSON form) when a default value can be shown in a schema, else (False, None)."""
+    if isinstance(value, enum.Enum):
+        return json_default(value.value)
+    if value is None or isinstance(value, str | bool | int | float):
+        return True, value
+    if isinstance(value, list | tuple):
+        items = [json_default(item) for item in value]
+        return all(ok for ok, _ in items), [item for _, item in items]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        pairs = {key: json_default(item) for key, item in value.items()}
+        return all(ok for ok, _ in pairs.values()), {k: v for k, (_, v) in pairs.items()}
+    return False, None
+
+
+def _enum_schema(values: list[object]) -> Schema:
+    kinds = {_PRIMITIVES.get(type(value)) for value in values}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    return {"type": kind, "enum": values} if kind is not None else {"enum": values}
+
+
+class _Converter:
+    """Walks one annotation; `parameter` names the tool argument in error messages."""
+
+    def __init__(self, parameter: str) -> None:
+        self.parameter = parameter
+
+    def fail(self, annotation: object, why: str = "unsupported annotation") -> ToolDefinitionError:
+        return ToolDefinitionError(
+            f"parameter {self.parameter!r}: {why} {annotation!r}", parameter=self.parameter
+        )
+
+    def convert(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        if tp is Any or tp is object:
+            return {}
+        if _is_hashable(tp) and tp in _PRIMITIVES:
+            return {"type": _PRIMITIVES[tp]}
+        origin = typing.get_origin(tp)
+        handler = self._by_origin(origin) if origin is not None else self._by_class(tp)
+        if handler is None:
+            raise self.fail(tp)
+        return handler(tp, seen)
+
+    def _by_origin(self, origin: object) -> Callable[[object, tuple[object, ...]], Schema] | None:
+        if origin is typing.Annotated:
+            return self._annotated
+        if origin is typing.Literal:
+            return lambda tp, _: _enum_schema([_plain(v) for v in typing.get_args(tp)])
+        if origin in _UNIONS:
+            return self._union
+        if origin in _WRAPPERS:
+            return lambda tp, seen: self.convert(typing.get_args(tp)[0], seen)
+        if origin is tuple:
+            return self._tuple
+        if origin in _ARRAYS or origin in _SETS:
+            return self._array
+        if origin in _MAPPINGS:
+            return self._mapping
+        return None
+
+    def _by_class(self, tp: object) -> Callable[[object, tuple[object, ...]], Schema] | None:
+        if tp is tuple:
+            return lambda _tp, _seen: {"type": "array"}
+        if _is_hashable(tp) and (tp in _ARRAYS or tp in _SETS):
+            return self._array
+        if _is_hashable(tp) and tp in _MAPPINGS:
+            return lambda _tp, _seen: {"type": "object"}
+        if isinstance(tp, type) and issubclass(tp, enum.Enum):
+            return lambda tp, _: _enum_schema([member.value for member in tp])  # type: ignore[attr-defined]
+        if _is_typeddict(tp):
+            return self._typeddict
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            return self._dataclass
+        return None
+
+    def _annotated(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        base, *meta = typing.get_args(tp)
+        schema = self.convert(base, seen)
+        text = next((m for m in meta if isinstance(m, str) and m.strip()), None)
+        return {**schema, "description": text.strip()} if text else schema
+
+    def _union(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        members = typing.get_args(tp)
+        rest = [m for m in members if m is not type(None) and m is not None]
+        nullable = len(rest) < len(members)
+        schemas = [self.convert(m, seen) for m in rest]
+        if any(not s for s in schemas):
+            return {}
+        if len(schemas) == 1:
+            return make_nullable(schemas[0]) if nullable else schemas[0]
+        if nullable:
+            schemas.append({"type": "null"})
+        return {"anyOf": schemas}
+
+    def _tuple(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        args = typing.get_args(tp)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return _array_of(self.convert(args[0], seen))
+        if args == ((),):
+            args = ()
+        items = [self.convert(arg, seen) for arg in args]
+        size = len(items)
+        return {"type": "array", "prefixItems": items, "minItems": size, "maxItems": size}
+
+    def _array(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        args = typing.get_args(tp)
+        schema = _array_of(self.convert(args[0], seen)) if args else {"type": "array"}
+        origin = typing.get_origin(tp) or tp
+        return {**schema, "uniqueItems": True} if origin in _SETS else schema
+
+    def _mapping(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        args = typing.get_args(tp)
+        if not args:
+            return {"type": "object"}
+        if args[0] is not str:
+            raise self.fail(tp, "mapping keys must be str in")
+        values = self.convert(args[1], seen)
+        return {"type": "object", "additionalProperties": values} if values else {"type": "object"}
+
+    def _typeddict(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        hints = self._hints(tp, seen)
+        required_keys = getattr(tp, "__required_keys__", frozenset(hints))
+        properties = {name: self.convert(hint, (*seen, tp)) for name, hint in hints.items()}
+        required = [name for name, hint in hints.items() if _required(name, hint, required_keys)]
+        return _object(properties, required)
+
+    def _dataclass(self, tp: object, seen: tuple[object, ...]) -> Schema:
+        hints = self._hints(tp, seen)
+        properties: dict[str, Schema] = {}
+        required: list[str] = []
+        for field in dataclasses.fields(tp):  # type: ignore[arg-type]
+            if not field.init:
+                continue
+            schema = self.convert(hints.get(field.name, Any), (*seen, tp))
+            if field.default is dataclasses.MISSING:
+                if field.default_factory is dataclasses.MISSING:
+                    required.append(field.name)
+            else:
+                ok, value = json_default(field.default)
+                schema = {**schema, "default": value} if ok else schema
+            properties[field.name] = schema
+        return _object(properties, required)
+
+    def _hints(self, tp: object, seen: tuple[object, ...]) -> dict[str, Any]:
+        if tp in seen:
+            raise self.fail(tp, "recursive type")
+        try:
+            return typing.get_type_hints(tp, include_extras=True)
+        except Exception as exc:
+            raise self.fail(tp, f"cannot resolve field annotations ({exc}) of") from exc
+
+
+def _required(name: str, hint: object, required_keys: frozenset[str]) -> bool:
+    # With string annotations (PEP 563) Python 3.11 cannot see Required/NotRequired when
+    # it computes __required_keys__; the resolved hint still carries them.
+    origin = typing.get_origin(hint)
+    if origin is typing.NotRequired:
+        return False
+    return origin is typing.Required or name in required_keys
+
+
+def _object(properties: dict[str, Schema], required: list[str]) -> Schema:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _array_of(items: Schema) -> Schema:
+    return {"type": "array", "items": items} if items else {"type": "array"}
+
+
+def _plain(value: object) -> object:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def _is_hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_typeddict(tp: object) -> bool:
+    # typing.is_typeddict misses typing_extensions TypedDicts on some versions; duck-type too.
+    return typing.is_typeddict(tp) or (
+        isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+    )
