@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +21,7 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     """How `keel validate` prints its findings."""
 
     text = "text"
@@ -51,7 +51,7 @@ def validate(
     ] = OutputFormat.text,
 ) -> None:
     """Check an agent project; exit 0 when it has no errors, 1 otherwise."""
-    from keel.project.build import load_project
+    from keel.project.load import load_project
 
     _, diagnostics = load_project(path)
     if output is OutputFormat.json:

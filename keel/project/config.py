@@ -1,0 +1,244 @@
+"""`agent.yml`: identity, persona, rules, prompt overrides and runtime settings (spec §1.2).
+
+Pure: the input is what `keel.project.yamlsrc.load_yaml` returned for the file. Unknown
+keys are ignored as the spec says, but each one gets a warning so a typo is visible.
+`parse_integrations` (integrations.yml) lives in `keel.project.integrations` and is
+re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from keel.project.diagnostics import Diagnostic
+from keel.project.envvars import frozen_mapping
+from keel.project.integrations import IntegrationsConfig, parse_integrations
+from keel.project.prompts import Prompts, parse_prompts
+from keel.project.references import ChunkingConfig, ReferencesConfig, parse_references
+from keel.project.reporter import (
+    Reporter,
+    is_number,
+    key_line,
+    read_positive,
+    read_positive_int,
+    read_str,
+    warn_unknown_keys,
+)
+
+DEFAULT_TOOL_TIMEOUT = 10.0
+"""Seconds a local `@tool` call may take (spec §1.2)."""
+DEFAULT_SESSION_EXPIRATION = 60.0
+"""Minutes of inactivity after which a session expires."""
+DEFAULT_MAX_TURNS = 10
+"""Keel's global budget of model round trips per user message."""
+
+TOP_LEVEL_KEYS = frozenset(
+    {
+        "agent",
+        "name",
+        "description",
+        "rules",
+        "prompts",
+        "references",
+        "conversation",
+        "tool_timeout",
+        "session_config",
+        "orchestrator",
+        "max_turns",
+    }
+)
+AGENT_KEYS = frozenset({"id", "language", "persona", "name", "description"})
+LEGACY_AGENT_KEYS = frozenset({"voice", "startup"})
+SESSION_KEYS = frozenset({"session_expiration_time", "carry_over_slots_to_new_session"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SessionConfig:
+    """`session_config`: session expiry (Rasa semantics)."""
+
+    session_expiration_time: float = DEFAULT_SESSION_EXPIRATION
+    """Minutes; 0 means sessions never expire."""
+    carry_over_slots_to_new_session: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AgentConfig:
+    """Everything `agent.yml` declares."""
+
+    persona: str
+    id: str | None = None
+    """Assistant id; None when absent (the loader may generate one)."""
+    language: str | None = None
+    name: str | None = None
+    description: str | None = None
+    rules: tuple[str, ...] = ()
+    prompts: Prompts = field(default_factory=Prompts)
+    references: ReferencesConfig = field(default_factory=ReferencesConfig)
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    session_config: SessionConfig = field(default_factory=SessionConfig)
+    max_turns: int = DEFAULT_MAX_TURNS
+    conversation: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Accepted and kept as written; contents not specified."""
+    orchestrator: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Accepted and kept as written; contents not specified."""
+    legacy: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Legacy `agent.voice` / `agent.startup` blocks, kept as written."""
+
+
+def parse_agent_config(
+    data: Any, file: str = "agent.yml"
+) -> tuple[AgentConfig | None, list[Diagnostic]]:
+    """Parse `agent.yml`; the config is None exactly when an error was found."""
+    r = Reporter(file)
+    if data is None:
+        r.error("config.agent.missing_section", None, "agent.yml needs an `agent:` section")
+        return None, r.diagnostics
+    if not isinstance(data, dict):
+        r.error("config.agent.not_mapping", key_line(data, 0), "agent.yml must be a mapping")
+        return None, r.diagnostics
+    warn_unknown_keys(r, data, TOP_LEVEL_KEYS, "config.agent.unknown_key", where="")
+    section = _agent_section(r, data)
+    config = AgentConfig(
+        persona=_persona(r, data, section),
+        id=read_str(r, section, "id", "config.agent.bad_value", where="agent."),
+        language=read_str(r, section, "language", "config.agent.bad_value", where="agent."),
+        name=_display(r, data, section, "name"),
+        description=_display(r, data, section, "description"),
+        rules=_rules(r, data),
+        prompts=parse_prompts(r, data.get("prompts"), key_line(data, "prompts")),
+        references=parse_references(r, data.get("references"), key_line(data, "references")),
+        tool_timeout=read_positive(
+            r, data, "tool_timeout", "config.agent.bad_tool_timeout", default=DEFAULT_TOOL_TIMEOUT
+        ),
+        session_config=_session(r, data),
+        max_turns=_max_turns(r, data),
+        conversation=_raw_section(r, data, "conversation"),
+        orchestrator=_raw_section(r, data, "orchestrator"),
+        legacy=frozen_mapping({k: v for k, v in section.items() if k in LEGACY_AGENT_KEYS}),
+    )
+    return (None if r.has_errors else config), r.diagnostics
+
+
+def _agent_section(r: Reporter, data: Mapping[Any, Any]) -> Mapping[Any, Any]:
+    section = data.get("agent")
+    if section is None:
+        r.error("config.agent.missing_section", key_line(data, "agent"), "missing `agent:` section")
+        return {}
+    if not isinstance(section, dict):
+        r.error("config.agent.bad_value", key_line(data, "agent"), "`agent:` must be a mapping")
+        return {}
+    for key in section:
+        line = key_line(section, key)
+        if key in AGENT_KEYS:
+            continue
+        if key in LEGACY_AGENT_KEYS:
+            message = f"`agent.{key}` is a legacy key; it is kept but not used"
+            r.warning("config.agent.legacy_key", line, message, key=f"agent.{key}")
+        elif key in TOP_LEVEL_KEYS:
+            message = f"`{key}` belongs at the top level; nested under `agent:` it is ignored"
+            r.warning("config.agent.misplaced_key", line, message, key=f"agent.{key}")
+        else:
+            message = f"unknown key `agent.{key}` is ignored"
+            r.warning("config.agent.unknown_key", line, message, key=f"agent.{key}")
+    return section
+
+
+def _persona(r: Reporter, data: Mapping[Any, Any], section: Mapping[Any, Any]) -> str:
+    persona = section.get("persona")
+    if isinstance(persona, str) and persona.strip():
+        return persona
+    if "agent" in data and isinstance(data.get("agent"), dict):
+        line = key_line(section, "persona")
+        r.error(
+            "config.agent.missing_persona",
+            line,
+            "`agent.persona` is required and must be a non-empty string",
+            key="agent.persona",
+        )
+    return ""
+
+
+def _display(
+    r: Reporter, data: Mapping[Any, Any], section: Mapping[Any, Any], key: str
+) -> str | None:
+    # Older examples nested name/description under `agent:`; the top level wins.
+    top = read_str(r, data, key, "config.agent.bad_value")
+    if top is not None or key in data:
+        return top
+    return read_str(r, section, key, "config.agent.bad_value", where="agent.")
+
+
+def _rules(r: Reporter, data: Mapping[Any, Any]) -> tuple[str, ...]:
+    rules = data.get("rules")
+    if rules is None:
+        return ()
+    if not isinstance(rules, list):
+        r.error("config.agent.bad_rules", key_line(data, "rules"), "`rules` must be a list")
+        return ()
+    kept: list[str] = []
+    for index, item in enumerate(rules):
+        if isinstance(item, str) and item.strip():
+            kept.append(item)
+            continue
+        hint = " (quote it: an unquoted `: ` makes it a mapping)" if isinstance(item, dict) else ""
+        message = f"rule {index + 1} must be a non-empty string{hint}"
+        r.error("config.agent.bad_rules", key_line(rules, index), message, key="rules")
+    return tuple(kept)
+
+
+def _session(r: Reporter, data: Mapping[Any, Any]) -> SessionConfig:
+    section = data.get("session_config")
+    if section is None:
+        return SessionConfig()
+    code = "config.session.bad_value"
+    if not isinstance(section, dict):
+        r.error(code, key_line(data, "session_config"), "`session_config` must be a mapping")
+        return SessionConfig()
+    warn_unknown_keys(
+        r, section, SESSION_KEYS, "config.session.unknown_key", where="session_config."
+    )
+    expiry = section.get("session_expiration_time", DEFAULT_SESSION_EXPIRATION)
+    if not is_number(expiry) or expiry < 0:
+        line = key_line(section, "session_expiration_time")
+        r.error(code, line, "`session_config.session_expiration_time` must be minutes (>= 0)")
+        expiry = DEFAULT_SESSION_EXPIRATION
+    carry = section.get("carry_over_slots_to_new_session", True)
+    if not isinstance(carry, bool):
+        line = key_line(section, "carry_over_slots_to_new_session")
+        r.error(code, line, "`session_config.carry_over_slots_to_new_session` must be true/false")
+        carry = True
+    return SessionConfig(
+        session_expiration_time=float(expiry), carry_over_slots_to_new_session=carry
+    )
+
+
+def _max_turns(r: Reporter, data: Mapping[Any, Any]) -> int:
+    value = read_positive_int(
+        r, data, "max_turns", "config.agent.bad_max_turns", default=DEFAULT_MAX_TURNS
+    )
+    return DEFAULT_MAX_TURNS if value is None else value
+
+
+def _raw_section(r: Reporter, data: Mapping[Any, Any], key: str) -> Mapping[str, object]:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        r.error("config.agent.bad_value", key_line(data, key), f"`{key}` must be a mapping")
+    return frozen_mapping(value)
+
+
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_SESSION_EXPIRATION",
+    "DEFAULT_TOOL_TIMEOUT",
+    "AgentConfig",
+    "ChunkingConfig",
+    "IntegrationsConfig",
+    "Prompts",
+    "ReferencesConfig",
+    "SessionConfig",
+    "parse_agent_config",
+    "parse_integrations",
+]
