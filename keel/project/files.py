@@ -106,14 +106,14 @@ def read_project(root: Path) -> tuple[ProjectFiles | None, list[Diagnostic]]:
     for name in CALM_FILES:
         if (root / name).is_file():
             diagnostics.append(
-                diag("project.calm_file", name, None, f"{name} belongs to the CALM format; remove it")
+                diag(
+                    "project.calm_file", name, None, f"{name} belongs to the CALM format; remove it"
+                )
             )
     skills_dir = root / "skills"
     folders = sorted(p for p in skills_dir.iterdir() if p.is_dir()) if skills_dir.is_dir() else []
     skills = tuple(
-        _skill_folder(root, f, diagnostics)
-        for f in folders
-        if not f.name.startswith((".", "_"))
+        _skill_folder(root, f, diagnostics) for f in folders if not f.name.startswith((".", "_"))
     )
     files = ProjectFiles(
         root=root,

@@ -7,7 +7,6 @@ entries, `execute_tool` parameters, tool memory writes, post-write hooks and `se
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from keel.conditions import Condition
@@ -16,8 +15,6 @@ from keel.project.definition import AgentDefinition, Skill
 from keel.project.diagnostics import Diagnostic, diag
 from keel.skills import CollectStep, ExecuteToolStep, SetMemoryStep, SkillDocument
 from keel.skills.steps import Step
-
-_SESSION_REF = re.compile(r"^session\.([A-Za-z_]\w*)\.([A-Za-z_]\w*)$")
 
 
 def skill_conditions(doc: SkillDocument) -> Iterator[tuple[Condition, int]]:
@@ -138,22 +135,9 @@ def _collect(schema: MemorySchema, doc: SkillDocument, step: CollectStep) -> Ite
 def _parameters(
     schema: MemorySchema, doc: SkillDocument, step: ExecuteToolStep
 ) -> Iterator[Diagnostic]:
-    for name, value in step.parameters.items():
-        if not isinstance(value, str) or not value.startswith("session."):
-            continue
-        match = _SESSION_REF.match(value)
-        if match is None:
-            yield diag(
-                "skill.step.bad_parameter_reference",
-                doc.file,
-                step.line,
-                f"parameter `{name}`: `{value}` is not `session.<namespace>.<entry>`",
-                key=name,
-            )
-            continue
-        found = _reference(
-            schema, f"{match[1]}.{match[2]}", doc.skill_id, doc.file, step.line, "parameter"
-        )
+    # Malformed `session.` strings are reported by the skill parser; here only memory.
+    for reference in step.references.values():
+        found = _reference(schema, reference.key, doc.skill_id, doc.file, step.line, "parameter")
         if found is not None:
             yield found
 

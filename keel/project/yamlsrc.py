@@ -95,7 +95,10 @@ def load_yaml(text: str, file: str, *, line_offset: int = 0) -> tuple[Any, list[
                         "indentation uses a tab; YAML needs spaces",
                     )
                 ]
-    loader = _LineLoader(text)
+    try:
+        loader = _LineLoader(text)
+    except yaml.YAMLError as exc:  # a reader error: characters YAML cannot hold
+        return None, [diag("yaml.syntax", file, 1 + line_offset, f"YAML error: {exc}")]
     loader.line_offset = line_offset
     try:
         return loader.get_single_data(), []
@@ -105,7 +108,12 @@ def load_yaml(text: str, file: str, *, line_offset: int = 0) -> tuple[Any, list[
         reason = exc.problem or exc.context or "invalid YAML"
         return None, [diag("yaml.syntax", file, line, f"YAML syntax error: {reason}")]
     except yaml.YAMLError as exc:
-        return None, [diag("yaml.syntax", file, None, f"YAML error: {exc}")]
+        return None, [diag("yaml.syntax", file, 1 + line_offset, f"YAML error: {exc}")]
+    except (ValueError, KeyError, AttributeError, TypeError, RecursionError) as exc:
+        # PyYAML's constructors raise plain exceptions for values such as `2001-13-45`,
+        # `!!bool maybe` or very deep nesting; the exact line is not known.
+        reason = f"{type(exc).__name__}: {exc}"
+        return None, [diag("yaml.syntax", file, 1 + line_offset, f"YAML value error: {reason}")]
     finally:
         loader.dispose()
 
