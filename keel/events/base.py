@@ -1,0 +1,242 @@
+"""Shared vocabulary of the event model: JSON values, the event base class, small value types.
+
+Events are values: frozen, keyword-only, slotted dataclasses. JSON-shaped payloads (tool
+arguments, memory values, metadata) are deep-frozen when an event is built: mappings become
+`MappingProxyType` over a private copy and sequences become tuples. So an event never
+shares mutable state with its caller, and an event built from Python lists compares equal
+to the same event decoded from JSON. Events compare by value; they are not hashable
+(their mappings are not), and nothing in Keel hashes them.
+
+This module deliberately avoids `from __future__ import annotations`: the codec reads the
+dataclass field types at runtime, so they must be real objects, not strings.
+"""
+
+import dataclasses
+import math
+import typing
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar, Literal, TypeAlias
+
+from keel.errors import KeelError
+
+JsonValue: TypeAlias = (
+    bool | int | float | str | Sequence["JsonValue"] | Mapping[str, "JsonValue"] | None
+)
+"""A JSON-compatible value. Inside events: tuples for arrays, read-only mappings for objects."""
+
+JsonMapping: TypeAlias = Mapping[str, JsonValue]
+"""A JSON object with string keys."""
+
+EMPTY: JsonMapping = MappingProxyType({})
+"""The shared empty, read-only mapping used as the default for mapping fields."""
+
+ToolSource = Literal["local", "mcp"]
+ResponseSource = Literal["verbatim", "llm", "filler", "rephrased"]
+FrameType = Literal["skill", "ordered_block"]
+StopReason = Literal["end_turn", "paused", "budget_exhausted", "cancelled", "error"]
+ConversationStatus = Literal["idle", "running", "paused", "ended", "failed"]
+
+
+class NotJsonValue(KeelError, TypeError):
+    """A value put into an event is not JSON-compatible (e.g. a set, a datetime, NaN)."""
+
+    code = "keel.events.not_json"
+
+
+class _NotJson(Exception):
+    """Internal signal: a value is not JSON; the public functions then find where."""
+
+
+def _freeze(value: object) -> JsonValue:
+    # Exact-type checks first: this runs for every value put into every event, and
+    # isinstance against the collections ABCs costs several times more.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value  # type: ignore[return-value]
+    if kind is float:
+        if math.isfinite(value):  # type: ignore[arg-type]
+            return value  # type: ignore[return-value]
+        raise _NotJson
+    if kind is dict or kind is MappingProxyType:
+        return _freeze_items(value)  # type: ignore[arg-type]
+    if kind is list or kind is tuple:
+        return tuple([_freeze(item) for item in value])  # type: ignore[attr-defined]
+    return _freeze_subclass(value)
+
+
+def _freeze_items(value: Mapping[object, object]) -> JsonMapping:
+    if not value:
+        return EMPTY
+    frozen: dict[str, JsonValue] = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            if not isinstance(key, str):
+                raise _NotJson
+            key = str.__str__(key)
+        frozen[key] = _freeze(item)
+    return MappingProxyType(frozen)
+
+
+def _freeze_subclass(value: object) -> JsonValue:
+    """Subclasses of the JSON types (str/int enums, OrderedDict...) become the base type."""
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return float(value)
+        raise _NotJson
+    if isinstance(value, Mapping):
+        return _freeze_items(value)
+    if isinstance(value, list | tuple):
+        return tuple([_freeze(item) for item in value])
+    raise _NotJson
+
+
+def _locate(value: object, path: str) -> str:
+    """Describe the first non-JSON part of `value` (slow; only used to report an error)."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path}: key {key!r} is not a string"
+            try:
+                _freeze(item)
+            except _NotJson:
+                return _locate(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            try:
+                _freeze(item)
+            except _NotJson:
+                return _locate(item, f"{path}[{index}]")
+    elif isinstance(value, float):
+        return f"{path}: {value!r} is not a finite number"
+    return f"{path}: {type(value).__name__} is not a JSON value"
+
+
+def freeze_json(value: object, *, path: str = "$") -> JsonValue:
+    """Return a deep, read-only copy of a JSON-compatible value.
+
+    Mappings become `MappingProxyType` over a fresh dict, lists and tuples become tuples,
+    subclasses of str/int/float (e.g. enums) their base type. Raises `NotJsonValue`
+    (naming the offending part from `path`) for anything JSON cannot hold.
+    """
+    try:
+        return _freeze(value)
+    except _NotJson:
+        raise NotJsonValue(_locate(value, path)) from None
+
+
+def freeze_mapping(value: Mapping[object, object], *, path: str = "$") -> JsonMapping:
+    """Return a deep, read-only copy of a JSON object (string keys only)."""
+    try:
+        return _freeze_items(value)
+    except _NotJson:
+        raise NotJsonValue(_locate(value, path)) from None
+
+
+def to_plain(value: object) -> object:
+    """Turn a frozen value (JSON values, nested value dataclasses) into plain JSON data.
+
+    Mappings become dicts, tuples become lists, dataclass instances become dicts of
+    their fields. The result is ready for `json.dumps` and shares nothing with `value`.
+    """
+    kind = type(value)
+    if kind is MappingProxyType or kind is dict:
+        return {key: to_plain(item) for key, item in value.items()}  # type: ignore[attr-defined]
+    if kind is tuple or kind is list:
+        return [to_plain(item) for item in value]  # type: ignore[attr-defined]
+    if isinstance(value, Mapping):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value
+
+
+_Freeze = Literal["mapping", "value", "tuple"]
+
+
+_FROZEN_FIELDS: dict[type, tuple[tuple[str, _Freeze], ...]] = {}
+
+
+def _frozen_fields(cls: type) -> tuple[tuple[str, _Freeze], ...]:
+    """The fields of `cls` that need freezing after construction, and how (cached per class)."""
+    cached = _FROZEN_FIELDS.get(cls)
+    if cached is not None:
+        return cached
+    specs: list[tuple[str, _Freeze]] = []
+    for f in dataclasses.fields(cls):
+        if f.type == JsonMapping:
+            specs.append((f.name, "mapping"))
+        elif f.type == JsonValue:
+            specs.append((f.name, "value"))
+        elif typing.get_origin(f.type) is tuple:
+            specs.append((f.name, "tuple"))
+    _FROZEN_FIELDS[cls] = tuple(specs)
+    return _FROZEN_FIELDS[cls]
+
+
+def _freeze_fields(obj: object) -> None:
+    """Deep-freeze the JSON and tuple fields of a just-built frozen dataclass, in place."""
+    for name, how in _frozen_fields(type(obj)):
+        raw = getattr(obj, name)
+        frozen: object
+        if how == "mapping":
+            if raw is EMPTY:
+                continue
+            if type(raw) is not dict and not isinstance(raw, Mapping):
+                raise NotJsonValue(f"{type(obj).__name__}.{name}: expected a mapping")
+            frozen = freeze_mapping(raw, path=name)
+        elif how == "value":
+            frozen = freeze_json(raw, path=name)
+        elif type(raw) is tuple:
+            continue
+        else:
+            # A list passed where a tuple is declared would break equality with decoded events.
+            frozen = tuple(raw)
+        # Frozen dataclasses allow attribute writes only through object.__setattr__.
+        object.__setattr__(obj, name, frozen)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class Button:
+    """A button on a bot message: the `title` shown and the `payload` sent back when tapped."""
+
+    title: str
+    payload: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class StackFrame:
+    """One frame of the dialogue stack.
+
+    A `skill` frame carries no block; an `ordered_block` frame sits above its skill's frame
+    and holds the block's step pointer in `step_id`.
+    """
+
+    frame_id: str
+    skill_id: str
+    type: FrameType
+    block_id: str | None = None
+    step_id: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class EventBase:
+    """Fields every event has. Subclasses set the class-level wire name `kind`."""
+
+    kind: ClassVar[str]
+    """The wire name of the event kind (the `type` field of the encoded event)."""
+
+    timestamp: float = 0.0
+    """Epoch seconds, supplied by the caller (core code never reads the clock)."""
+
+    metadata: JsonMapping = dataclasses.field(default_factory=lambda: EMPTY)
+    """Free-form JSON metadata (provenance, latency breakdowns, ids of related things)."""
+
+    def __post_init__(self) -> None:
+        _freeze_fields(self)

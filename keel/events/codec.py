@@ -1,0 +1,167 @@
+"""JSON encoding of events, versioned, and JSONL helpers for whole logs.
+
+An encoded event is a flat JSON object: `type` (the kind's wire name), `v` (the schema
+version it was written with), the payload fields, then `timestamp` and `metadata`.
+Nested values are plain JSON: buttons and stack frames are objects of their fields.
+"""
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+
+from keel.events.base import NotJsonValue, to_plain
+from keel.events.errors import (
+    EventDecodeError,
+    MalformedEvent,
+    UnknownEventKind,
+    UnsupportedSchemaVersion,
+)
+from keel.events.fields import read_fields
+from keel.events.model import EVENT_TYPES, Event
+
+# Versioning policy (style rule 11): every persisted event carries `v`. Any change to the
+# persisted shape (a kind renamed or removed, a field added, renamed, removed or retyped)
+# bumps SCHEMA_VERSION, adds a line to SCHEMA_VERSIONS and adds an upcaster from the
+# previous version to UPCASTERS, plus a frozen fixture tests/fixtures/event_log/v<N>.jsonl.
+# Old fixtures are never edited or regenerated: they prove old logs still decode.
+# Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
+SCHEMA_VERSION = 1
+
+SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
+    {
+        1: "initial vocabulary: seed 001 skill/tool/memory events, ordered_block_*, flow_*, "
+        "mcp_tool_executed, slot_set, stack_changed (full stack), step_advanced, pause points, "
+        "session/message/turn events, conversation_state_changed, model_called, stage_timed",
+    }
+)
+"""Schema version -> what changed in it. Grows with every bump; never edited."""
+
+Upcaster = Callable[[dict[str, object]], dict[str, object]]
+"""Turns an encoded event of version N into the same event at version N + 1."""
+
+UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({})
+"""Version N -> the upcaster from N to N + 1. Empty while only version 1 exists."""
+
+_ENVELOPE = frozenset({"type", "v"})
+_TRAILING = ("timestamp", "metadata")
+_FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+
+
+def _field_order(cls: type) -> tuple[str, ...]:
+    # Payload first, then the common fields: logs read better with the payload up front.
+    order = _FIELD_ORDER.get(cls)
+    if order is None:
+        names = [f.name for f in dataclasses.fields(cls)]
+        order = tuple(n for n in names if n not in _TRAILING) + tuple(
+            n for n in _TRAILING if n in names
+        )
+        _FIELD_ORDER[cls] = order
+    return order
+
+
+def encode_event(event: Event) -> dict[str, object]:
+    """Encode an event as a JSON-ready dict with `type` and `v` (shares nothing with it)."""
+    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
+    for name in _field_order(type(event)):
+        data[name] = to_plain(getattr(event, name))
+    return data
+
+
+def decode_event(
+    data: Mapping[str, object], *, upcasters: Mapping[int, Upcaster] = UPCASTERS
+) -> Event:
+    """Decode an encoded event, upcasting it first if it was written by an older schema.
+
+    Raises `UnsupportedSchemaVersion` for versions from the future or without an upcaster
+    path, `UnknownEventKind` for an unregistered `type`, `MalformedEvent` for bad fields.
+    """
+    current = _upcast(data, upcasters)
+    kind = current.get("type")
+    if not isinstance(kind, str):
+        raise MalformedEvent(f"event: 'type' must be a string, got {kind!r}")
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise UnknownEventKind(f"unknown event kind {kind!r}")
+    kwargs = read_fields(cls, current, kind, ignore=_ENVELOPE)
+    build: Callable[..., Event] = cls
+    try:
+        return build(**kwargs)
+    except NotJsonValue as exc:
+        raise MalformedEvent(f"{kind}: {exc}") from exc
+
+
+def _upcast(data: Mapping[str, object], upcasters: Mapping[int, Upcaster]) -> Mapping[str, object]:
+    version = data.get("v")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise MalformedEvent(f"event: 'v' must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise UnsupportedSchemaVersion(
+            f"event written with schema v{version}; this Keel reads up to v{SCHEMA_VERSION}"
+        )
+    current = data
+    while version < SCHEMA_VERSION:
+        upcast = upcasters.get(version)
+        if upcast is None:
+            raise UnsupportedSchemaVersion(f"no upcaster from event schema v{version}")
+        current = upcast(dict(current))
+        version += 1
+        current = {**current, "v": version}
+    return current
+
+
+def dumps_event(event: Event) -> str:
+    """One event as a single line of compact JSON (no trailing newline).
+
+    Same content as `json.dumps(encode_event(event))`, written without building the
+    intermediate plain copy: the C encoder walks the frozen values and asks
+    `_json_default` only for read-only mappings and nested value dataclasses.
+    """
+    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
+    for name in _field_order(type(event)):
+        data[name] = getattr(event, name)
+    return _ENCODER.encode(data)
+
+
+def _json_default(value: object) -> object:
+    if type(value) is MappingProxyType or isinstance(value, Mapping):
+        return dict(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {name: getattr(value, name) for name in _field_order(type(value))}
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default
+)
+
+
+def loads_event(text: str) -> Event:
+    """Decode one event from its JSON text."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedEvent(f"event is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise MalformedEvent(f"event must be a JSON object, got {type(data).__name__}")
+    return decode_event(data)
+
+
+def dumps(events: Iterable[Event]) -> str:
+    """A JSONL log: one encoded event per line, each line ending in a newline."""
+    return "".join(dumps_event(event) + "\n" for event in events)
+
+
+def loads(text: str) -> list[Event]:
+    """Decode a JSONL log; blank lines are skipped; errors name the 1-based line."""
+    events: list[Event] = []
+    # Split on "\n" only: JSON escapes it inside strings, but not U+0085 or U+2028, which
+    # str.splitlines() would also treat as line breaks.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(loads_event(line))
+        except EventDecodeError as exc:
+            raise type(exc)(f"line {number}: {exc}") from exc
+    return events

@@ -1,0 +1,11 @@
+"""Persistence: the `EventStore` port and its backends.
+
+* `keel.stores.port`: `EventStore` (Protocol), `StoredEvent`, `ConversationSummary`;
+* `keel.stores.memory`: `InMemoryEventStore`, the reference implementation and test fake;
+* `keel.stores.sql` + `keel.stores.sqlite`: the SQL layer and its SQLite backend;
+  `keel.stores.tables` and `keel.stores.migrations` hold the schema;
+* `keel.stores.factory`: `open_store(url)`;
+* `keel.stores.conformance`: the store contract as reusable checks.
+
+Importing this package does not import SQLAlchemy; import the backend modules for that.
+"""

@@ -1,0 +1,69 @@
+"""The event store port: append-only conversation logs with optimistic concurrency.
+
+Every conversation's log numbers its events 1, 2, 3, ... with no gaps. A writer says which
+seq it last saw (`expected_seq`, 0 for a new conversation); the append succeeds only if
+that is still the last seq, so two writers racing on one conversation cannot both win.
+The loser gets `keel.errors.ConcurrencyConflict`, nothing of its batch is written, and it
+re-reads the log before trying again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from keel.events.model import Event
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StoredEvent:
+    """An event as it sits in a conversation's log."""
+
+    conversation_id: str
+    seq: int
+    """1-based position in the conversation's log."""
+
+    event: Event
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConversationSummary:
+    """One conversation in a store's listing."""
+
+    conversation_id: str
+    last_seq: int
+    """The seq of the last event, which is also the number of events (logs have no gaps)."""
+
+    updated_at: float
+    """Epoch seconds (store clock) of the last append."""
+
+
+class EventStore(Protocol):
+    """Where conversation logs live. Implementations must pass `keel.stores.conformance`."""
+
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+    ) -> list[StoredEvent]:
+        """Append `events` as seqs `expected_seq + 1, ...`, all or nothing.
+
+        Raises `ConcurrencyConflict` when the conversation's last seq is not `expected_seq`.
+        An empty `events` checks `expected_seq` and writes nothing.
+        """
+        ...
+
+    async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        """The events with seq > `after_seq`, in order; empty for an unknown conversation."""
+        ...
+
+    async def list_conversations(self) -> list[ConversationSummary]:
+        """Every conversation with at least one event, most recently appended first."""
+        ...
+
+    async def last_seq(self, conversation_id: str) -> int:
+        """The seq of the conversation's last event; 0 when it has none."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections; the store must not be used afterwards."""
+        ...

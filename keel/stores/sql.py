@@ -1,0 +1,148 @@
+"""The event store over SQLAlchemy Core (async): one implementation for every SQL dialect.
+
+Dialect specifics (engine creation, pragmas, how a write transaction begins) live in the
+backend modules (`keel.stores.sqlite`; PostgreSQL later). Connections opened for writing
+carry the execution option `keel_write=True` so a backend can begin them differently
+(SQLite takes the write lock up front with BEGIN IMMEDIATE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from keel.errors import ConcurrencyConflict, StoreError
+from keel.events.codec import SCHEMA_VERSION, dumps_event, loads_event
+from keel.events.model import Event
+from keel.ids import Clock, SystemClock
+from keel.stores import migrations
+from keel.stores.port import ConversationSummary, StoredEvent
+from keel.stores.tables import events as events_table
+
+WRITE_OPTION = "keel_write"
+"""Execution option set on connections that will write."""
+
+
+class SqlEventStore:
+    """`EventStore` on an async SQLAlchemy engine whose database has been migrated."""
+
+    def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
+        self._engine = engine
+        self._clock = clock or SystemClock()
+
+    async def migrate(self) -> list[int]:
+        """Bring the database schema up to date; returns the migration versions applied."""
+        now = self._clock.now().timestamp()
+        try:
+            async with self._engine.connect() as conn:
+                conn = await conn.execution_options(**{WRITE_OPTION: True})
+                async with conn.begin():
+                    return await conn.run_sync(lambda sync: migrations.migrate(sync, now=now))
+        except DBAPIError as exc:
+            raise StoreError(f"migrating the event store failed: {exc}") from exc
+
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+    ) -> list[StoredEvent]:
+        """See `EventStore.append`."""
+        now = self._clock.now().timestamp()
+        rows = [
+            {
+                "conversation_id": conversation_id,
+                "seq": expected_seq + i,
+                "kind": event.kind,
+                "schema_version": SCHEMA_VERSION,
+                "data": dumps_event(event),
+                "recorded_at": now,
+            }
+            for i, event in enumerate(events, start=1)
+        ]
+        try:
+            await self._insert(conversation_id, expected_seq, rows)
+        except IntegrityError as exc:
+            # Another writer stored one of our seqs between our check and our insert.
+            actual = await self.last_seq(conversation_id)
+            if actual == expected_seq:
+                raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual) from exc
+        except DBAPIError as exc:
+            raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=expected_seq + i, event=event)
+            for i, event in enumerate(events, start=1)
+        ]
+
+    async def _insert(
+        self, conversation_id: str, expected_seq: int, rows: list[dict[str, object]]
+    ) -> None:
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(**{WRITE_OPTION: True})
+            async with conn.begin():
+                actual = await self._last_seq(conn, conversation_id)
+                if actual != expected_seq:
+                    raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+                if rows:
+                    await conn.execute(insert(events_table), rows)
+
+    async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        """See `EventStore.read`."""
+        query = (
+            select(events_table.c.seq, events_table.c.data)
+            .where(events_table.c.conversation_id == conversation_id)
+            .where(events_table.c.seq > after_seq)
+            .order_by(events_table.c.seq)
+        )
+        try:
+            async with self._engine.connect() as conn:
+                result = await conn.execute(query)
+                rows = result.all()
+        except DBAPIError as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
+            for seq, data in rows
+        ]
+
+    async def list_conversations(self) -> list[ConversationSummary]:
+        """See `EventStore.list_conversations`."""
+        query = (
+            select(
+                events_table.c.conversation_id,
+                func.max(events_table.c.seq),
+                func.max(events_table.c.recorded_at),
+            )
+            .group_by(events_table.c.conversation_id)
+            # `id` grows with every insert, so the newest append has the largest one.
+            .order_by(func.max(events_table.c.id).desc())
+        )
+        try:
+            async with self._engine.connect() as conn:
+                rows = (await conn.execute(query)).all()
+        except DBAPIError as exc:
+            raise StoreError(f"listing conversations failed: {exc}") from exc
+        return [
+            ConversationSummary(conversation_id=cid, last_seq=int(seq), updated_at=float(at))
+            for cid, seq, at in rows
+        ]
+
+    async def last_seq(self, conversation_id: str) -> int:
+        """See `EventStore.last_seq`."""
+        try:
+            async with self._engine.connect() as conn:
+                return await self._last_seq(conn, conversation_id)
+        except DBAPIError as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+
+    @staticmethod
+    async def _last_seq(conn: AsyncConnection, conversation_id: str) -> int:
+        query = select(func.coalesce(func.max(events_table.c.seq), 0)).where(
+            events_table.c.conversation_id == conversation_id
+        )
+        return int((await conn.execute(query)).scalar_one())
+
+    async def close(self) -> None:
+        """Dispose of the engine's connection pool."""
+        await self._engine.dispose()

@@ -1,0 +1,67 @@
+"""The SQLite backend: a file database in WAL mode, driven through aiosqlite.
+
+Python's sqlite3 driver begins transactions lazily and only before DML, which breaks both
+transactional DDL and the read-then-insert of an append. So the driver's own transaction
+handling is switched off and SQLAlchemy's `begin` emits BEGIN itself: BEGIN IMMEDIATE for
+connections marked as writers (taking the write lock before reading the last seq, so two
+writers are serialised and the second sees the first's events), plain BEGIN for readers.
+WAL lets readers proceed while a writer holds the lock; `busy_timeout` makes a second
+writer wait for the lock instead of failing at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from keel.ids import Clock
+from keel.stores.sql import WRITE_OPTION, SqlEventStore
+
+BUSY_TIMEOUT_MS = 10_000
+"""How long a writer waits for another writer's lock before failing."""
+
+
+def create_sqlite_engine(path: Path) -> AsyncEngine:
+    """An async engine on the SQLite file `path`, set up for WAL and explicit transactions."""
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    event.listen(engine.sync_engine, "connect", _on_connect)
+    event.listen(engine.sync_engine, "begin", _on_begin)
+    return engine
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Hand transaction control to SQLAlchemy (see the module docstring).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        # busy_timeout first: switching to WAL may itself need to wait for a lock.
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+    finally:
+        cursor.close()
+
+
+def _on_begin(conn: Connection) -> None:
+    writer = bool(conn.get_execution_options().get(WRITE_OPTION))
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+
+class SqliteEventStore(SqlEventStore):
+    """`EventStore` in a SQLite file. Several instances (or processes) may share one file."""
+
+    @classmethod
+    async def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteEventStore:
+        """Open (creating it and its parent folders if needed) and migrate the file at `path`."""
+        file = Path(path)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(create_sqlite_engine(file), clock=clock)
+        try:
+            await store.migrate()
+        except BaseException:
+            await store.close()
+            raise
+        return store

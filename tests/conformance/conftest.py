@@ -1,0 +1,5 @@
+"""Readable assertion failures inside the shipped contract checks."""
+
+import pytest
+
+pytest.register_assert_rewrite("keel.stores.conformance")
