@@ -21,27 +21,39 @@ from keel.events.fields import read_fields
 from keel.events.model import EVENT_TYPES, Event
 
 # Versioning policy (style rule 11): every persisted event carries `v`. Any change to the
-# persisted shape (a kind renamed or removed, a field added, renamed, removed or retyped)
-# bumps SCHEMA_VERSION, adds a line to SCHEMA_VERSIONS and adds an upcaster from the
-# previous version to UPCASTERS, plus a frozen fixture tests/fixtures/event_log/v<N>.jsonl.
+# persisted shape (a kind added, renamed or removed; a field added, renamed, removed or
+# retyped) bumps SCHEMA_VERSION, adds a line to SCHEMA_VERSIONS and adds an upcaster from the
+# previous version to UPCASTERS, plus a frozen fixture tests/fixtures/event_log/v<N>.jsonl
+# (holding every kind of version N) with its recorded fold v<N>.state.json, and the kinds of
+# version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
         1: "initial vocabulary: seed 001 skill/tool/memory events, ordered_block_*, flow_*, "
         "mcp_tool_executed, slot_set, stack_changed (full stack), step_advanced, pause points, "
         "session/message/turn events, conversation_state_changed, model_called, stage_timed",
+        2: "adds tool_call_refused",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
 
 Upcaster = Callable[[dict[str, object]], dict[str, object]]
-"""Turns an encoded event of version N into the same event at version N + 1."""
+"""Turns an encoded event of version N into the same event at version N + 1.
 
-UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({})
-"""Version N -> the upcaster from N to N + 1. Empty while only version 1 exists."""
+It receives a private copy it may change; the caller then sets `v` to N + 1.
+"""
+
+
+def _v1_to_v2(data: dict[str, object]) -> dict[str, object]:
+    # Version 2 only adds a kind: every version 1 event already has its version 2 shape.
+    return data
+
+
+UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2})
+"""Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 
 _ENVELOPE = frozenset({"type", "v"})
 _TRAILING = ("timestamp", "metadata")

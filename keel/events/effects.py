@@ -3,6 +3,8 @@
 Every tool run is recorded as `tool_executed` plus the compatibility copy
 `mcp_tool_executed` (no replay metadata); every memory write as `memory_set` plus the
 compatibility copy `slot_set`. Logs that hold only the compatibility copies still fold.
+A model proposal the engine refused or dropped is recorded as `tool_call_refused` (schema
+v2), so the log shows what the model tried and what it was told.
 """
 
 from dataclasses import dataclass
@@ -42,6 +44,40 @@ class ToolExecuted(_ToolRun):
 
     tool_batch_id: str | None = None
     """Groups the tool calls of one model response; order within a batch is kept."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallRefused(EventBase):
+    """A model proposal the engine refused or dropped instead of carrying it out.
+
+    Covers every proposal that arrives as a tool call (a builder tool, a skill activation,
+    a memory write through `set_fields`, a `listen` mixed with text...). Nothing ran and
+    nothing changed: the fold ignores it; it is in the log so the refusal is on record.
+    Added in schema version 2.
+    """
+
+    kind = "tool_call_refused"
+
+    tool_name: str
+    arguments: str
+    """The raw argument text as the model sent it (it may not even be valid JSON)."""
+
+    code: str
+    """Dotted refusal code, e.g. `tool.arguments.invalid`, `tool.not_offered`,
+    `tool.requires_closed`, `skill.not_eligible`, `memory.write.not_llm_settable`,
+    `listen.dropped`."""
+
+    message: str
+    """What the model was told (the tool error it saw), or why the proposal was dropped."""
+
+    tool_call_id: str
+    """The id of the model's tool call."""
+
+    tool_batch_id: str | None = None
+    """Groups the tool calls of one model response, like `ToolExecuted.tool_batch_id`."""
+
+    retryable: bool = False
+    """Whether the model may try again in this turn (e.g. after fixing its arguments)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

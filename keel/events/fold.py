@@ -18,9 +18,10 @@ change what:
 
 Skill lifecycle, flow, tool, message and measurement events record what happened but do
 not change this state: the engine writes the stack and memory changes they imply as
-their own events, so the fold never needs the agent definition. Events that do not fit
-the state (a step for an unknown frame, a resolution of another pause) are ignored: the
-log is the truth and the fold never fails.
+their own events, so the fold never needs the agent definition. `tool_call_refused` is
+ignored on purpose too: a refused proposal changed nothing, it is logged only as a record.
+Events that do not fit the state (a step for an unknown frame, a resolution of another
+pause) are ignored: the log is the truth and the fold never fails.
 """
 
 import dataclasses

@@ -11,6 +11,7 @@ means adding its class here, to the union, and a bump of the codec's schema summ
 | stack | stack_changed, step_advanced |
 | effects (seed 001) | tool_executed, memory_set, memory_cleared |
 | effects (compat) | mcp_tool_executed, slot_set |
+| refusals (v2) | tool_call_refused |
 | pause points | pause_point_created, pause_point_resolved |
 | conversation | session_started, user_message, bot_message, bot_turn_ended, turn_started, |
 |  | turn_ended, conversation_state_changed |
@@ -55,6 +56,7 @@ from keel.events.effects import (
     PausePointCreated,
     PausePointResolved,
     SlotSet,
+    ToolCallRefused,
     ToolExecuted,
 )
 from keel.events.lifecycle import (
@@ -96,6 +98,7 @@ Event: TypeAlias = (
     | StackChanged
     | StepAdvanced
     | ToolExecuted
+    | ToolCallRefused
     | McpToolExecuted
     | MemorySet
     | MemoryCleared
@@ -133,6 +136,7 @@ _ALL: tuple[type[Event], ...] = (
     StackChanged,
     StepAdvanced,
     ToolExecuted,
+    ToolCallRefused,
     McpToolExecuted,
     MemorySet,
     MemoryCleared,
@@ -196,6 +200,7 @@ __all__ = [
     "StageTimed",
     "StepAdvanced",
     "StopReason",
+    "ToolCallRefused",
     "ToolExecuted",
     "ToolSource",
     "TurnEnded",

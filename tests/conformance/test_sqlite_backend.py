@@ -10,6 +10,7 @@ from sqlalchemy import insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from keel.errors import ConcurrencyConflict, StoreError
+from keel.events.codec import SCHEMA_VERSION
 from keel.events.errors import EventDecodeError
 from keel.events.model import SkillActivated
 from keel.stores import tables
@@ -153,11 +154,11 @@ async def test_rows_hold_the_encoded_event(store: SqliteEventStore, tmp_path: Pa
         "c",
         1,
         "skill_activated",
-        1,
+        SCHEMA_VERSION,
     )
     assert json.loads(row.data) == {
         "type": "skill_activated",
-        "v": 1,
+        "v": SCHEMA_VERSION,
         "skill_id": "s",
         "timestamp": 3.5,
         "metadata": {},

@@ -25,7 +25,15 @@ from keel.events.errors import (
     UnknownEventKind,
     UnsupportedSchemaVersion,
 )
-from keel.events.model import EVENT_TYPES, BotMessage, Button, Event, MemorySet, SkillActivated
+from keel.events.model import (
+    EVENT_TYPES,
+    BotMessage,
+    Button,
+    Event,
+    MemorySet,
+    SkillActivated,
+    ToolCallRefused,
+)
 
 
 @pytest.mark.parametrize("kind", sorted(EVENT_TYPES))
@@ -79,9 +87,52 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
+    assert "tool_call_refused" in SCHEMA_VERSIONS[2]
+
+
+def test_new_events_are_written_at_the_current_version() -> None:
+    assert encode_event(SkillActivated(skill_id="s"))["v"] == SCHEMA_VERSION
+    assert json.loads(dumps_event(SkillActivated(skill_id="s")))["v"] == SCHEMA_VERSION
+
+
+@given(events_of(sorted(set(EVENT_TYPES) - {"tool_call_refused"})))
+def test_v1_events_decode_unchanged_through_the_v1_to_v2_upcaster(event: Event) -> None:
+    # Version 2 only added a kind, so a version 1 event is the same event at version 2.
+    old = {**encode_event(event), "v": 1}
+    before = dict(old)
+    assert decode_event(old) == event
+    assert UPCASTERS[1](dict(old)) == old
+    assert old == before
+
+
+def test_tool_call_refused_encodes_flat_with_its_defaults() -> None:
+    event = ToolCallRefused(
+        tool_name="set_fields",
+        arguments='{"project.tier": "gold"',
+        code="memory.write.not_llm_settable",
+        message="project.tier cannot be set by the model",
+        tool_call_id="call-9",
+    )
+    encoded = encode_event(event)
+    assert encoded == {
+        "type": "tool_call_refused",
+        "v": 2,
+        "tool_name": "set_fields",
+        "arguments": '{"project.tier": "gold"',
+        "code": "memory.write.not_llm_settable",
+        "message": "project.tier cannot be set by the model",
+        "tool_call_id": "call-9",
+        "tool_batch_id": None,
+        "retryable": False,
+        "timestamp": 0.0,
+        "metadata": {},
+    }
+    assert loads_event(dumps_event(event)) == event
+    with pytest.raises(MalformedEvent, match="arguments"):
+        decode_event({**encoded, "arguments": {"project.tier": "gold"}})
 
 
 def _encoded(**overrides: object) -> dict[str, object]:
@@ -171,7 +222,7 @@ def test_upcaster_hook_lifts_old_versions() -> None:
         return data
 
     old = {"type": "skill_activated", "v": 0, "flow": "returns"}
-    decoded = decode_event(old, upcasters={0: v0_to_v1})
+    decoded = decode_event(old, upcasters={**UPCASTERS, 0: v0_to_v1})
     assert decoded == SkillActivated(skill_id="returns")
     assert old == {"type": "skill_activated", "v": 0, "flow": "returns"}
 

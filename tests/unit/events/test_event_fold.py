@@ -32,6 +32,7 @@ from keel.events.model import (
     StackChanged,
     StackFrame,
     StepAdvanced,
+    ToolCallRefused,
     ToolExecuted,
     TurnEnded,
     TurnStarted,
@@ -250,11 +251,18 @@ def test_record_only_events_leave_the_state_alone_but_count() -> None:
                 is_error=False,
                 tool_call_id="c",
             ),
+            ToolCallRefused(
+                tool_name="set_fields",
+                arguments='{"project.a": 2}',
+                code="memory.write.not_llm_settable",
+                message="project.a cannot be set by the model",
+                tool_call_id="c2",
+            ),
         ],
         base,
     )
     assert after == ConversationState(
-        status=base.status, stack=base.stack, memory=base.memory, last_seq=base.last_seq + 2
+        status=base.status, stack=base.stack, memory=base.memory, last_seq=base.last_seq + 3
     )
 
 
@@ -286,6 +294,7 @@ def test_every_kind_is_either_folded_or_knowingly_ignored() -> None:
         "flow_resumed",
         "tool_executed",
         "mcp_tool_executed",
+        "tool_call_refused",
         "user_message",
         "bot_turn_ended",
         "model_called",

@@ -20,6 +20,7 @@ from keel.events.model import (
     SkillInterrupted,
     StackChanged,
     StackFrame,
+    ToolCallRefused,
     ToolExecuted,
 )
 
@@ -60,6 +61,7 @@ ALL_KINDS = SEED_001_KINDS | {
     "conversation_state_changed",
     "model_called",
     "stage_timed",
+    "tool_call_refused",
 }
 
 
@@ -193,3 +195,22 @@ def test_rejection_names_the_offending_part() -> None:
         SkillActivated(skill_id="s", metadata={"x": float("nan")})
     with pytest.raises(NotJsonValue, match="key 1 is not a string"):
         SkillActivated(skill_id="s", metadata={1: "x"})  # type: ignore[dict-item]
+
+
+def test_tool_call_refused_keeps_the_raw_argument_text() -> None:
+    raw = '{"order_id": 1042,'
+    event = ToolCallRefused(
+        tool_name="lookup_order",
+        arguments=raw,
+        code="tool.arguments.invalid",
+        message="lookup_order: arguments are not valid JSON",
+        tool_call_id="call-1",
+        tool_batch_id="batch-1",
+        retryable=True,
+    )
+    assert event.kind == "tool_call_refused"
+    assert event.arguments == raw
+    defaults = ToolCallRefused(
+        tool_name="listen", arguments="{}", code="listen.dropped", message="", tool_call_id="c"
+    )
+    assert (defaults.tool_batch_id, defaults.retryable) == (None, False)

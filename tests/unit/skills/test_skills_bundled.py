@@ -50,6 +50,9 @@ def test_bundled_responses() -> None:
         "utter_set_memory_button_skipped",
         "utter_can_not_help",
         "utter_offer_resume",
+        "utter_budget_exhausted",
+        "utter_repeated_tool_call",
+        "utter_internal_error",
     }
     for variants in responses.values():
         assert all(v["text"].strip() for v in variants)
