@@ -1,0 +1,9 @@
+"""The turn loop: a deterministic pass first, the model only for judgement.
+
+`Engine.handle(conversation_id, text)` runs one request; see `keel.loop.engine` for the
+order of a turn and `keel.loop.turn` for what a turn is.
+"""
+
+from keel.loop.engine import Engine, TurnResult
+
+__all__ = ["Engine", "TurnResult"]

@@ -1,0 +1,198 @@
+"""Acting on a model reply: text, `listen`, and tool calls, each checked before it acts.
+
+The model proposes; this module disposes (spec §7.3 steps 5-6). A proposal that breaks a
+rule (a tool not offered, arguments that do not validate, a closed gate, a second call to
+a tool awaiting confirmation, `listen` mixed with text) is refused with a model-visible
+message and recorded as `tool_call_refused`; nothing it asked for happens.
+"""
+
+from __future__ import annotations
+
+import json
+
+from keel.events.model import BotMessage, ToolCallRefused
+from keel.llm.port import AssistantChatMessage, ModelResponse, ToolCall
+from keel.loop import blocks_run, lifecycle, stack
+from keel.loop.builtins import run_builtin
+from keel.loop.machine import frame_block
+from keel.loop.offer import LISTEN, Offer
+from keel.loop.tools_run import (
+    CallSite,
+    gate_open,
+    needs_confirmation,
+    pause_for_confirmation,
+    run_builder_tool,
+)
+from keel.loop.turn import Next, TurnContext
+from keel.skills import InstructionsStep
+from keel.tools.validation import retryable_error_text, validate_arguments
+
+REPEAT_LIMIT = 3
+"""The same tool with identical arguments this many times in a row trips the breaker."""
+
+
+async def refuse(
+    t: TurnContext, call: ToolCall, code: str, message: str, *, batch: str, retryable: bool = False
+) -> str:
+    """Record a refused proposal; returns what the model is told."""
+    await t.emit(
+        ToolCallRefused(
+            tool_name=call.name,
+            arguments=call.arguments,
+            code=code,
+            message=message,
+            tool_call_id=call.id,
+            tool_batch_id=batch,
+            retryable=retryable,
+        )
+    )
+    return f"Error ({code}): {message}"
+
+
+async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Offer, ...]) -> Next:
+    """Everything a model reply leads to, ending with what the loop does next."""
+    text = (response.text or "").strip()
+    calls = list(response.tool_calls)
+    batch = t.new_id()
+    listens = [c for c in calls if c.name == LISTEN]
+    others = [c for c in calls if c.name != LISTEN]
+    if listens and (text or others):
+        for call in listens:
+            await refuse(
+                t, call, "listen.dropped", "listen was dropped: it must come alone", batch=batch
+            )
+        calls = others
+    elif listens:
+        if any(o.name == LISTEN for o in offers):
+            return Next.WAIT
+        await refuse(t, listens[0], "tool.not_offered", "listen is not available now", batch=batch)
+        return Next.WAIT
+    if not calls:
+        return await _text_only(t, text)
+    return await _tool_calls(t, text, calls, offers, batch)
+
+
+async def _text_only(t: TurnContext, text: str) -> Next:
+    if not text:
+        return Next.WAIT
+    await t.say(BotMessage(text=text, response_source="llm"))
+    frame = stack.top_block(t.state)
+    if frame is not None:
+        found = frame_block(t.definition, frame)
+        step = found[1].step(frame.step_id or "") if found else None
+        if found and isinstance(step, InstructionsStep) and step.complete_when is None:
+            # An instructions step without complete_when ends with one delivered reply.
+            await blocks_run.advance(t, frame, found[1], step)
+    t.searched = False
+    outcome = await blocks_run.deterministic_pass(t)
+    return outcome if outcome in (Next.PAUSED, Next.ENDED) else Next.WAIT
+
+
+async def _tool_calls(
+    t: TurnContext, text: str, calls: list[ToolCall], offers: tuple[Offer, ...], batch: str
+) -> Next:
+    message: AssistantChatMessage = {
+        "role": "assistant",
+        "content": text or None,
+        "tool_calls": [c.to_message_part() for c in calls],
+    }
+    t.transcript.append(message)
+    if text:
+        await t.say(BotMessage(text=text, response_source="llm"), in_transcript=False)
+    by_name = {o.name: o for o in offers}
+    stop = Next.CONTINUE
+    for call in calls:
+        if stop is not Next.CONTINUE:
+            content = await refuse(
+                t, call, "tool.turn_ended", "not run: the turn ended", batch=batch
+            )
+        else:
+            before = lifecycle.trigger_states(t)
+            content, stop = await _one_call(t, call, by_name.get(call.name), batch)
+            await lifecycle.fire_triggers(t, before)
+        t.transcript.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    if stop is Next.CONTINUE:
+        await lifecycle.auto_complete(t)
+    return stop
+
+
+def _breaker(t: TurnContext, call: ToolCall, args: dict[str, object]) -> bool:
+    signature = (call.name, json.dumps(args, sort_keys=True, default=str))
+    t.recent_calls.append(signature)
+    tail = t.recent_calls[-REPEAT_LIMIT:]
+    return len(tail) == REPEAT_LIMIT and len(set(tail)) == 1
+
+
+async def _one_call(
+    t: TurnContext, call: ToolCall, offer: Offer | None, batch: str
+) -> tuple[str, Next]:
+    if offer is None:
+        return await _not_offered(t, call, batch), Next.CONTINUE
+    args, problems = validate_arguments(offer.parameters, call.arguments)
+    if problems or args is None:
+        text = retryable_error_text(call.name, problems)
+        await refuse(t, call, "tool.arguments.invalid", text, batch=batch, retryable=True)
+        return text, Next.CONTINUE
+    if _breaker(t, call, args):
+        t.stop_detail = "repeated_tool_call"
+        await refuse(t, call, "tool.repeated_call", "same call three times in a row", batch=batch)
+        return "Error: repeated call", Next.EXHAUSTED
+    site = CallSite(call_id=call.id, batch_id=batch)
+    if offer.builtin:
+        return await run_builtin(t, call, args, site)
+    return await _builder(t, call, args, site)
+
+
+async def _not_offered(t: TurnContext, call: ToolCall, batch: str) -> str:
+    skill = t.active_skill
+    if skill is not None and call.name in skill.tools and not gate_open(t, skill, call.name):
+        return await refuse(
+            t, call, "tool.requires_closed", f"{call.name} is not available now", batch=batch
+        )
+    return await refuse(
+        t, call, "tool.not_offered", f"there is no tool named {call.name} here", batch=batch
+    )
+
+
+async def _builder(
+    t: TurnContext, call: ToolCall, args: dict[str, object], site: CallSite
+) -> tuple[str, Next]:
+    skill = t.active_skill
+    if skill is None or call.name not in skill.tools:
+        return await refuse(
+            t, call, "tool.not_offered", f"no tool {call.name}", batch=site.batch_id or ""
+        ), Next.CONTINUE
+    if not gate_open(t, skill, call.name):
+        text = await refuse(
+            t,
+            call,
+            "tool.requires_closed",
+            f"{call.name} is not available now",
+            batch=site.batch_id or "",
+        )
+        return text, Next.CONTINUE
+    if needs_confirmation(skill, call.name):
+        if t.state.pending_confirmation is not None:
+            text = await refuse(
+                t,
+                call,
+                "tool.confirmation_pending",
+                "a confirmation is already pending; resolve it first",
+                batch=site.batch_id or "",
+            )
+            return text, Next.CONTINUE
+        ask = await pause_for_confirmation(t, skill, call.name, args, site)
+        if ask is None:
+            text = await refuse(
+                t,
+                call,
+                "tool.confirmation_blank",
+                "the confirmation question is empty",
+                batch=site.batch_id or "",
+            )
+            return text, Next.CONTINUE
+        content = json.dumps({"status": "awaiting_confirmation", "message": ask})
+        # With a verbatim ask the turn ends here; otherwise the model words the question.
+        return content, Next.PAUSED if t.canned and t.canned[-1] == ask else Next.CONTINUE
+    run = await run_builder_tool(t, skill, call.name, args, site)
+    return run.result_text if not run.is_error else f"Error: {run.error_message}", Next.CONTINUE

@@ -1,0 +1,142 @@
+"""Skill lifecycle as the driver performs it: activate, enter blocks, finish, resume offers."""
+
+from __future__ import annotations
+
+from keel.conditions import Outcome, evaluate
+from keel.events.model import (
+    MemoryCleared,
+    MemorySet,
+    SkillActivated,
+    SkillInterrupted,
+    SkillResumed,
+)
+from keel.loop import stack
+from keel.loop.turn import TurnContext
+from keel.memory import reader_for
+from keel.skills import CallStep, OrderedBlock
+
+RESUME_OFFER_KEY = "system.resume_offer"
+"""Engine memory: the parked skill the user was offered to resume."""
+DEFAULT_COMPLETED = "default_completed"
+
+
+async def enter_block(t: TurnContext, skill_id: str, block: OrderedBlock) -> None:
+    """Push `block` of `skill_id` at its first step."""
+    frame_id = t.new_id()
+    await t.emit(*stack.enter_block(t.state.stack, skill_id, block, frame_id=frame_id))
+    t.entered.add((frame_id, block.first_step.id))
+
+
+async def activate(t: TurnContext, skill_id: str, *, interrupt: bool) -> None:
+    """Push skill `skill_id` (parking the active one first when `interrupt`)."""
+    skill = t.definition.skill(skill_id)
+    if skill is None:
+        return
+    if interrupt:
+        await t.emit(*stack.interrupt(t.state))
+    await t.emit(*stack.activate(t.definition.memory, t.state, skill_id, frame_id=t.new_id()))
+    for trigger in skill.document.utter:
+        if trigger.on == "activate":
+            await t.utter(trigger.response)
+    if skill.document.blocks and not skill.document.has_prose:
+        await enter_block(t, skill_id, skill.document.blocks[0])
+
+
+def _was_interrupted(t: TurnContext, skill_id: str) -> bool:
+    for event in reversed(t.all_events()):
+        if isinstance(event, SkillInterrupted | SkillResumed | SkillActivated):
+            if event.skill_id == skill_id:
+                return isinstance(event, SkillInterrupted)
+    return False
+
+
+async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
+    """Complete or cancel skill `skill_id` (the top skill), then settle what lies below."""
+    await t.emit(*stack.finish_skill(t.state, skill_id, completed=completed))
+    await after_pop(t)
+    finished = t.definition.skill(skill_id)
+    engine_managed = finished is not None and finished.document.routing.engine_managed
+    if not t.state.stack and completed and not engine_managed:
+        done = t.definition.skill(DEFAULT_COMPLETED)
+        if done is not None:
+            await activate(t, DEFAULT_COMPLETED, interrupt=False)
+        return
+    below = t.state.active_skill_id
+    if below is not None and stack.top(t.state) is not None and _was_interrupted(t, below):
+        skill = t.definition.skill(below)
+        name = skill.document.name if skill is not None else below
+        await t.emit(MemorySet(key=RESUME_OFFER_KEY, value=below))
+        await t.utter("utter_offer_resume", extra={"skill": name})
+
+
+async def after_pop(t: TurnContext) -> None:
+    """A frame was removed: a block frame left on a `call:` step has had its call return."""
+    from keel.loop.machine import frame_block, next_step_id
+
+    frame = stack.top_block(t.state)
+    if frame is None:
+        return
+    found = frame_block(t.definition, frame)
+    if found is None:
+        return
+    _, block = found
+    step = block.step(frame.step_id or "")
+    if isinstance(step, CallStep):
+        target = next_step_id(t.definition, t.state, frame, block, step)
+        await t.emit(stack.advance(frame, target))
+        t.entered.add((frame.frame_id, target))
+
+
+async def resume(t: TurnContext) -> None:
+    """The user accepted the resume offer: continue the parked skill where it stood."""
+    await t.emit(MemoryCleared(key=RESUME_OFFER_KEY), *stack.resume(t.state))
+    frame = stack.top_block(t.state)
+    if frame is not None and frame.step_id is not None:
+        t.entered.add((frame.frame_id, frame.step_id))
+
+
+def resume_offer(t: TurnContext) -> str | None:
+    """The skill a pending resume offer names, if any."""
+    value = t.state.memory.get(RESUME_OFFER_KEY)
+    return value if isinstance(value, str) else None
+
+
+async def drop_resume_offer(t: TurnContext) -> None:
+    """Forget a pending resume offer."""
+    if resume_offer(t) is not None:
+        await t.emit(MemoryCleared(key=RESUME_OFFER_KEY))
+
+
+def trigger_states(t: TurnContext) -> dict[str, bool]:
+    """Which `utter: when:` triggers of the active skill hold now."""
+    skill = t.active_skill
+    if skill is None:
+        return {}
+    read = reader_for(t.state.memory, t.definition.memory, skill.skill_id)
+    return {
+        trigger.response: evaluate(trigger.when, read) is Outcome.TRUE
+        for trigger in skill.document.utter
+        if trigger.when is not None
+    }
+
+
+async def fire_triggers(t: TurnContext, before: dict[str, bool]) -> None:
+    """Utter each `when:` trigger that became true since `before` (fires once per rise)."""
+    for name, now in trigger_states(t).items():
+        if now and not before.get(name, False):
+            await t.utter(name)
+
+
+async def auto_complete(t: TurnContext) -> bool:
+    """Complete a prose skill whose `complete_when.condition` holds (no criteria)."""
+    skill = t.active_skill
+    if skill is None or stack.top_block(t.state) is not None:
+        return False
+    rule = skill.document.complete_when
+    if rule is None or rule.condition is None or rule.criteria:
+        return False
+    read = reader_for(t.state.memory, t.definition.memory, skill.skill_id)
+    if evaluate(rule.condition, read) is not Outcome.TRUE:
+        return False
+    await finish(t, skill.skill_id, completed=True)
+    return True

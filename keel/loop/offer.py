@@ -1,0 +1,223 @@
+"""Which tools the model is offered on a call, and which skills it may route to (pure).
+
+The framework narrows first: a skill is a routing candidate only when it is routable
+(not disabled, hidden or engine-managed) and its `requires` holds; a builder tool is
+offered only while its `tool_constraints.requires` holds (a condition that cannot be
+evaluated hides it). Built-in tools follow the offering rules of spec §6 and §7.5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from keel.conditions import Outcome, evaluate
+from keel.events.fold import ConversationState
+from keel.loop.stack import top_block
+from keel.memory import reader_for
+from keel.project.definition import AgentDefinition, Skill
+
+ACTIVATE = "activate"
+SET_FIELDS = "set_fields"
+COMPLETE_SKILL = "complete_skill"
+CANCEL_SKILL = "cancel_skill"
+LISTEN = "listen"
+SEARCH_KNOWLEDGE = "search_knowledge"
+CANNOT_HELP = "cannot_help"
+RESOLVE = "resolve_tool_confirmation"
+BUILTINS = frozenset(
+    {
+        ACTIVATE,
+        SET_FIELDS,
+        COMPLETE_SKILL,
+        CANCEL_SKILL,
+        LISTEN,
+        SEARCH_KNOWLEDGE,
+        CANNOT_HELP,
+        RESOLVE,
+    }
+)
+
+
+def _object(
+    properties: Mapping[str, object], required: tuple[str, ...] = ()
+) -> Mapping[str, object]:
+    return MappingProxyType(
+        {
+            "type": "object",
+            "properties": dict(properties),
+            "required": list(required),
+            "additionalProperties": False,
+        }
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Offer:
+    """One tool put in front of the model."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, object] = field(default_factory=lambda: _object({}))
+    builtin: bool = False
+
+
+_STATIC: dict[str, Offer] = {
+    SET_FIELDS: Offer(
+        name=SET_FIELDS,
+        description="Record values the user gave for memory fields of the active skill.",
+        parameters=_object(
+            {"fields": {"type": "object", "description": "entry name -> value"}}, ("fields",)
+        ),
+        builtin=True,
+    ),
+    COMPLETE_SKILL: Offer(
+        name=COMPLETE_SKILL, description="Mark the active skill as done.", builtin=True
+    ),
+    CANCEL_SKILL: Offer(
+        name=CANCEL_SKILL,
+        description="Stop the active skill; the user wants something else.",
+        builtin=True,
+    ),
+    LISTEN: Offer(
+        name=LISTEN,
+        description="End your turn silently and wait for the user's answer.",
+        builtin=True,
+    ),
+    SEARCH_KNOWLEDGE: Offer(
+        name=SEARCH_KNOWLEDGE,
+        description="Search the knowledge base and get the matching sections.",
+        parameters=_object({"query": {"type": "string"}}, ("query",)),
+        builtin=True,
+    ),
+    CANNOT_HELP: Offer(
+        name=CANNOT_HELP,
+        description="Tell the user this request is outside what you can help with.",
+        builtin=True,
+    ),
+    RESOLVE: Offer(
+        name=RESOLVE,
+        description="Pass on the user's answer to the pending confirmation question.",
+        parameters=_object({"confirmed": {"type": "boolean"}}, ("confirmed",)),
+        builtin=True,
+    ),
+}
+
+
+def builtin_offer(name: str) -> Offer:
+    """The offer of a static built-in tool."""
+    return _STATIC[name]
+
+
+def skill_requires(definition: AgentDefinition, state: ConversationState, skill: Skill) -> Outcome:
+    """Outcome of a skill's `requires` (TRUE when it has none)."""
+    condition = skill.document.requires
+    if condition is None:
+        return Outcome.TRUE
+    return evaluate(condition, reader_for(state.memory, definition.memory, skill.skill_id))
+
+
+def eligible_skills(definition: AgentDefinition, state: ConversationState) -> tuple[Skill, ...]:
+    """Skills the model may activate now: routable, `requires` true, not already active."""
+    active = state.active_skill_id
+    return tuple(
+        skill
+        for skill in definition.skills.values()
+        if skill.document.routable
+        and skill.skill_id != active
+        and skill_requires(definition, state, skill) is Outcome.TRUE
+    )
+
+
+def block_targets(state: ConversationState, skill: Skill | None) -> tuple[str, ...]:
+    """Blocks of the active skill its prose points to with `@block`, while no block runs."""
+    if skill is None or top_block(state) is not None:
+        return ()
+    referenced = {t.target for t in skill.document.tokens if t.kind == "block"}
+    return tuple(b.block_id for b in skill.document.blocks if b.block_id in referenced)
+
+
+def tool_gate(
+    definition: AgentDefinition, state: ConversationState, skill: Skill, tool_name: str
+) -> Outcome:
+    """Outcome of a builder tool's `requires` for `skill` (TRUE when unconstrained)."""
+    for constraint in skill.document.tool_constraints:
+        if constraint.tool == tool_name and constraint.requires is not None:
+            read = reader_for(state.memory, definition.memory, skill.skill_id)
+            return evaluate(constraint.requires, read)
+    return Outcome.TRUE
+
+
+def activate_offer(targets: tuple[str, ...]) -> Offer:
+    """`activate` with the current targets named in its description."""
+    return Offer(
+        name=ACTIVATE,
+        description="Start a skill (or an ordered block of the active skill). Targets: "
+        + ", ".join(targets),
+        parameters=_object({"target_id": {"type": "string"}}, ("target_id",)),
+        builtin=True,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallMode:
+    """What the current model call is for, beyond the conversation state."""
+
+    searched: bool = False
+    """`search_knowledge` ran earlier in this turn (knowledge mode)."""
+    has_knowledge: bool = False
+    """The project has a knowledge base (`references/`)."""
+    collect_entry: str | None = None
+    """A `collect:` step waiting on the model for this entry (bare name)."""
+
+
+def llm_writable(definition: AgentDefinition, skill: Skill, mode: CallMode) -> tuple[str, ...]:
+    """Entries `set_fields` may write: llm_settable ones and the entry being collected."""
+    names = [f.name for f in definition.memory.fields_of(skill.skill_id) if f.llm_settable]
+    if mode.collect_entry is not None and mode.collect_entry not in names:
+        names.append(mode.collect_entry)
+    return tuple(names)
+
+
+def builder_offers(
+    definition: AgentDefinition, state: ConversationState, skill: Skill
+) -> list[Offer]:
+    """The active skill's tools whose `requires` holds now (closed hides)."""
+    return [
+        Offer(name=name, description=tool.description, parameters=tool.parameters)
+        for name, tool in sorted(skill.tools.items())
+        if tool_gate(definition, state, skill, name) is Outcome.TRUE
+    ]
+
+
+def offered_tools(
+    definition: AgentDefinition, state: ConversationState, mode: CallMode
+) -> tuple[Offer, ...]:
+    """Every tool offered on this call, builder tools first, in a stable order."""
+    skill = definition.skill(state.active_skill_id) if state.active_skill_id else None
+    targets = tuple(s.skill_id for s in eligible_skills(definition, state))
+    targets += block_targets(state, skill)
+    pending = state.pending_confirmation is not None
+    offers: list[Offer] = []
+    if mode.searched:
+        if targets:
+            offers.append(activate_offer(targets))
+        offers += [_STATIC[SEARCH_KNOWLEDGE], _STATIC[CANNOT_HELP]]
+        return tuple(offers + ([_STATIC[RESOLVE]] if pending else []))
+    if skill is not None:
+        offers += builder_offers(definition, state, skill)
+    if targets:
+        offers.append(activate_offer(targets))
+    if skill is not None:
+        if llm_writable(definition, skill, mode):
+            offers.append(_STATIC[SET_FIELDS])
+        if skill.document.has_prose and top_block(state) is None:
+            offers.append(_STATIC[COMPLETE_SKILL])
+        offers.append(_STATIC[CANCEL_SKILL])
+    if mode.has_knowledge:
+        offers.append(_STATIC[SEARCH_KNOWLEDGE])
+    else:
+        offers.append(_STATIC[CANNOT_HELP])
+    offers.append(_STATIC[RESOLVE] if pending else _STATIC[LISTEN])
+    return tuple(offers)

@@ -1,0 +1,286 @@
+"""The scoped system prompt, built fresh for every model call from live state (spec §11.2).
+
+    prompt = build_system_prompt(PromptInputs(config=..., now=clock.now(), situation=...))
+
+Sections, in this fixed order (stable text first, so provider prefix caches stay warm; a
+section that does not apply is left out, never rendered empty):
+
+1. persona and global rules          6. out-of-scope handling (`cannot_help` offered)
+2. skill glossary (routable skills)  7. current date and time
+3. channel rules                     8. project memory values that are set
+4. acknowledgement (first call)      9. the situation: `ActiveSkill`, `KnowledgeAnswer`
+5. framework-tool instructions          or `Routing`
+                                     10. the canned-response reminder, after a canned reply
+
+Framework tools are named only when they are in `PromptInputs.offered_tools`. Pure: the
+caller decides eligibility, offered tools and the time; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+
+from keel.conditions import MemoryReader
+from keel.events.fold import PendingConfirmation
+from keel.loop.prompt_sections import (
+    DEFAULT_ROUTING_INTRO,
+    Channel,
+    ack_section,
+    canned_reminder,
+    channel_section,
+    glossary_section,
+    lifecycle_section,
+    memory_line,
+    out_of_scope_section,
+    persona_section,
+    project_memory_section,
+    routing_section,
+    time_section,
+)
+from keel.loop.prose import BLOCK_REFERENCE, render_instructions, render_paragraphs
+from keel.memory import MemorySchema, reader_for, render_for_prompt
+from keel.project.config import AgentConfig
+from keel.skills import CollectStep, InstructionsStep, SkillDocument, Step
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ActiveSkill:
+    """Situation: a skill is active; its filtered prose and state are shown."""
+
+    document: SkillDocument
+    block_id: str | None = None
+    """The ordered block the skill is in, if any."""
+    step: Step | None = None
+    """The block's current step; instructions and collect steps are shown, others not."""
+    already_collected: tuple[str, ...] = ()
+    """Entries (of this skill) whose collect steps were skipped because already filled."""
+    pending_confirmation: PendingConfirmation | None = None
+    """A held tool call waiting for the user's yes or no."""
+    resume_offer: bool = False
+    """The skill was interrupted and the user should be offered to continue it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KnowledgeSection:
+    """One retrieved piece of reference text."""
+
+    source: str
+    """Where it comes from, e.g. `references/returns.md`."""
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KnowledgeAnswer:
+    """Situation: `search_knowledge` ran this turn; answer from what it returned."""
+
+    sections: tuple[KnowledgeSection, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Routing:
+    """Situation: no skill is active; offer the catalogue of eligible skills."""
+
+    eligible: tuple[SkillDocument, ...] = ()
+    """Skills that may be activated now (routable, `requires` holds), in display order."""
+
+
+Situation = ActiveSkill | KnowledgeAnswer | Routing
+"""Exactly one situation branch per prompt."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PromptInputs:
+    """Everything one system prompt is built from (no IO happens while building it)."""
+
+    config: AgentConfig
+    """Persona, rules and `prompts:` overrides."""
+    now: datetime
+    """The current time, from the injected clock."""
+    situation: Situation
+    channel: Channel = "text"
+    skills: tuple[SkillDocument, ...] = ()
+    """Every skill of the agent; the glossary lists the routable ones, in this order."""
+    offered_tools: frozenset[str] = frozenset()
+    """Names of the tools offered on this call (framework tools among them)."""
+    first_iteration: bool = True
+    """First model call of the turn (the acknowledgement section shows only then)."""
+    schema: MemorySchema = field(default_factory=MemorySchema)
+    memory: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    """Qualified key -> current value."""
+    canned_replies: tuple[str, ...] = ()
+    """Canned replies already sent verbatim this turn (triggers the reminder)."""
+
+
+def build_system_prompt(inputs: PromptInputs) -> str:
+    """The system prompt for one model call, sections joined by blank lines."""
+    prompts = inputs.config.prompts
+    offered = inputs.offered_tools
+    sections = (
+        persona_section(inputs.config),
+        glossary_section(inputs.skills),
+        channel_section(prompts, inputs.channel),
+        ack_section(prompts, inputs.channel, inputs.first_iteration),
+        lifecycle_section(offered),
+        out_of_scope_section(offered),
+        time_section(inputs.now),
+        project_memory_section(inputs.schema, inputs.memory),
+        situation_section(inputs),
+        canned_reminder(inputs.canned_replies),
+    )
+    return "\n\n".join(s for s in sections if s)
+
+
+def situation_section(inputs: PromptInputs) -> str:
+    """(9) The one situation branch."""
+    situation = inputs.situation
+    if isinstance(situation, ActiveSkill):
+        return _active_skill(situation, inputs)
+    if isinstance(situation, KnowledgeAnswer):
+        return _knowledge(situation, inputs.offered_tools)
+    return routing_section(situation.eligible, inputs.config.prompts, inputs.offered_tools)
+
+
+def _active_skill(active: ActiveSkill, inputs: PromptInputs) -> str:
+    document = active.document
+    read = reader_for(inputs.memory, inputs.schema, document.skill_id)
+    head = f"## Active skill: {document.name.strip()} (`{document.skill_id}`)"
+    parts = [
+        "\n\n".join((head, *render_paragraphs(document, read, inputs.schema, inputs.memory))),
+        _step(active, read, inputs),
+        _skill_memory(document, inputs),
+        _already_collected(active, inputs),
+        _pending(active.pending_confirmation, inputs.offered_tools),
+        _resume(document, inputs.offered_tools) if active.resume_offer else None,
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def _step(active: ActiveSkill, read: MemoryReader, inputs: PromptInputs) -> str | None:
+    step = active.step
+    if isinstance(step, InstructionsStep):
+        where = f" of {BLOCK_REFERENCE.format(id=active.block_id)}" if active.block_id else ""
+        text = render_instructions(step.instructions, read, inputs.schema, inputs.memory)
+        return f"### Current step `{step.id}`{where}\n{text.strip()}"
+    if isinstance(step, CollectStep):
+        return _collecting(step, active.document.skill_id, inputs)
+    return None
+
+
+def _collecting(step: CollectStep, skill_id: str, inputs: PromptInputs) -> str:
+    name = step.entry.removeprefix(f"{skill_id}.")
+    field_ = inputs.schema.field(f"{skill_id}.{name}")
+    about = f" ({' '.join(field_.description.split())})" if field_ and field_.description else ""
+    text = f"### Collecting now: `{name}`\nThe user has been asked for `{name}`{about}."
+    if "set_fields" in inputs.offered_tools:
+        text += " When their reply gives it, record it with set_fields."
+    return text
+
+
+def _skill_memory(document: SkillDocument, inputs: PromptInputs) -> str | None:
+    """`### Memory:` every entry of the skill, set or not, settable ones marked.
+
+    Other skills' public entries are not listed (with many skills that would cost tokens
+    on every call); prose reaches them through `@memory` tokens.
+    """
+    fields = inputs.schema.fields_of(document.skill_id)
+    if not fields:
+        return None
+    can_set = "set_fields" in inputs.offered_tools
+    owned = _collect_owned(document) if can_set else frozenset()
+    lines = [
+        memory_line(
+            field_,
+            inputs.memory.get(field_.key),
+            label=field_.name,
+            settable=can_set and (field_.llm_settable or field_.name in owned),
+        )
+        for field_ in fields
+    ]
+    return "### Memory:\n" + "\n".join(lines)
+
+
+def _collect_owned(document: SkillDocument) -> frozenset[str]:
+    """Entry names a `collect:` step of the skill owns (the model may record them)."""
+    return frozenset(
+        step.entry.removeprefix(f"{document.skill_id}.")
+        for block in document.blocks
+        for step in block.steps
+        if isinstance(step, CollectStep)
+    )
+
+
+def _already_collected(active: ActiveSkill, inputs: PromptInputs) -> str | None:
+    if not active.already_collected:
+        return None
+    lines = []
+    for entry in active.already_collected:
+        name = entry.removeprefix(f"{active.document.skill_id}.")
+        field_ = inputs.schema.field(f"{active.document.skill_id}.{name}")
+        value = inputs.memory.get(field_.key) if field_ else None
+        shown = render_for_prompt(field_, value) if field_ and value is not None else ""
+        lines.append(f"- {name}: {shown}" if shown else f"- {name}")
+    return "### Already collected (do not re-ask)\n" + "\n".join(lines)
+
+
+def _pending(pending: PendingConfirmation | None, offered: frozenset[str]) -> str | None:
+    if pending is None:
+        return None
+    text = (
+        f"### Waiting for confirmation\nThe call to `{pending.tool_name}` is on hold until "
+        f'the user agrees. Question asked: "{pending.confirmation_ask.strip()}"'
+    )
+    if "resolve_tool_confirmation" in offered:
+        text += (
+            "\nWhen the user answers, call resolve_tool_confirmation with confirmed true for "
+            f"yes or false for no. Do not call {pending.tool_name} again meanwhile."
+        )
+    return text
+
+
+def _resume(document: SkillDocument, offered: frozenset[str]) -> str:
+    text = (
+        f"### Offer to resume\n{document.name.strip()} was interrupted. Ask whether the user "
+        "wants to continue it."
+    )
+    if "activate" in offered:
+        text += f" If yes, call activate with target_id `{document.skill_id}`."
+    if "cancel_skill" in offered:
+        text += " If not, call cancel_skill."
+    return text
+
+
+def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str]) -> str:
+    fallback = " or call cannot_help" if "cannot_help" in offered else ""
+    if not answer.sections:
+        return (
+            "## Answer from knowledge\nThe search found nothing relevant. Say you do not have "
+            f"that information{fallback}; do not answer from general knowledge."
+        )
+    found = "\n\n".join(
+        f"### [{index}] {section.source}\n{section.text.strip()}"
+        for index, section in enumerate(answer.sections, start=1)
+    )
+    return (
+        "## Answer from knowledge\nAnswer the user's question using only the retrieved "
+        f"sections below. If they do not contain the answer, say you do not know{fallback}."
+        f"\n\n{found}"
+    )
+
+
+__all__ = [
+    "DEFAULT_ROUTING_INTRO",
+    "ActiveSkill",
+    "Channel",
+    "KnowledgeAnswer",
+    "KnowledgeSection",
+    "PromptInputs",
+    "Routing",
+    "Situation",
+    "build_system_prompt",
+    "render_instructions",
+    "render_paragraphs",
+    "situation_section",
+]

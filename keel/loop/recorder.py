@@ -1,0 +1,44 @@
+"""Appending a conversation's events and keeping its folded state current.
+
+Every state change goes through `Recorder.emit`: the events are stamped with the injected
+clock, appended to the store with the last known sequence number (optimistic concurrency),
+and only then folded into `state`. What the store accepted is what the engine believes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from keel.events.fold import ConversationState, fold
+from keel.events.model import Event
+from keel.ids import Clock
+from keel.stores.port import EventStore
+
+
+class Recorder:
+    """The single writer of one conversation's log during a turn."""
+
+    def __init__(
+        self,
+        *,
+        store: EventStore,
+        conversation_id: str,
+        state: ConversationState,
+        clock: Clock,
+    ) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self.state = state
+        self.clock = clock
+        self.events: list[Event] = []
+        """The events appended through this recorder (the current request's)."""
+
+    async def emit(self, *events: Event) -> None:
+        """Append `events` atomically, then fold them into `state`."""
+        if not events:
+            return
+        now = self.clock.now().timestamp()
+        stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in events]
+        await self.store.append(self.conversation_id, self.state.last_seq, stamped)
+        self.state = fold(stamped, self.state)
+        self.events.extend(stamped)

@@ -1,0 +1,92 @@
+"""Inbound `set:` button taps (spec §3.5), applied before any model call.
+
+A tap is accepted only when the text equals the payload of a button on the latest bot
+message, names the active skill's or the project's namespace, a declared field, a value
+that coerces, a field the button may write now (write-once project fields), and its
+post-write hook does not reject it. Any other tap utters `utter_set_memory_button_skipped`
+and ends the turn without a model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from keel.events.base import JsonValue
+from keel.loop.memory_ops import (
+    PlannedWrite,
+    Refusal,
+    ToolMemory,
+    plan_write,
+    rollback_events,
+    write_events,
+)
+from keel.loop.turn import Next, TurnContext
+from keel.memory import parse_set_payload
+from keel.memory.payload import SetPayload
+from keel.tools import LocalToolContext
+from keel.tools.dispatch import run_hook
+
+SKIPPED = "utter_set_memory_button_skipped"
+
+
+def _refusal(t: TurnContext, text: str) -> str | None:
+    """Why the tap cannot apply, or None when it may."""
+    payload = parse_set_payload(text)
+    if not isinstance(payload, SetPayload):
+        return "malformed payload"
+    if not any(button.payload == text for button in t.state.last_bot_buttons):
+        return "not a button of the latest message"
+    active = t.state.active_skill_id
+    if payload.namespace not in ("project", active):
+        return "another skill's namespace"
+    return None
+
+
+async def apply_tap(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) -> Next | None:
+    """Apply the tap; None lets the turn go on, `Next.WAIT` when it was skipped."""
+    reason = _refusal(t, text)
+    payload = parse_set_payload(text)
+    planned: PlannedWrite | Refusal | None = None
+    if reason is None and isinstance(payload, SetPayload):
+        planned = plan_write(
+            t.definition.memory,
+            t.state.memory,
+            payload.key,
+            payload.value,
+            "button",
+            t.state.active_skill_id,
+        )
+        if isinstance(planned, Refusal):
+            reason = planned.message
+    if reason is None and isinstance(planned, PlannedWrite):
+        reason = await _write(t, planned)
+    if reason is None:
+        return None
+    t.stop_detail = f"set tap skipped: {reason}"
+    await t.utter(SKIPPED)
+    return Next.WAIT
+
+
+async def _write(t: TurnContext, planned: PlannedWrite) -> str | None:
+    snapshot = dict(t.state.memory)
+    await t.emit(*write_events(planned, filled_by="button"))
+    namespace, entry = planned.key.split(".", 1)
+    skill = t.definition.skill(namespace)
+    hook = skill.hooks.get(entry) if skill is not None else None
+    if hook is None:
+        return None
+    memory = ToolMemory(
+        schema=t.definition.memory,
+        memory=t.state.memory,
+        active_skill=namespace,
+        filled_by=hook.name,
+        writer="hook",
+    )
+    run = await run_hook(
+        hook, context=LocalToolContext(memory=memory), timeout=t.definition.config.tool_timeout
+    )
+    await t.emit(*memory.take())
+    if run.rejected:
+        await t.emit(*rollback_events(snapshot, dict(t.state.memory)))
+        return f"rejected by {hook.name}: {run.message or ''}".strip()
+    return None

@@ -1,0 +1,182 @@
+"""Running builder tools inside a turn: the same path for model calls and `execute_tool`.
+
+Order at dispatch (spec §7.3 step 5): arguments are validated by the caller; here the
+`requires` gate is checked again (fail closed), the confirmation gate may turn the call
+into a pause point, then the tool runs with its timeout; memory it writes is appended as
+it runs (and kept if the turn is cancelled mid-tool, when no call record is written);
+`tool_executed` + `mcp_tool_executed` record the run; `on_success` / `on_failure` speak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import cast
+
+from keel.conditions import Outcome
+from keel.events.base import freeze_mapping
+from keel.events.fold import PENDING_CONFIRMATION_KEY
+from keel.events.model import (
+    BotMessage,
+    McpToolExecuted,
+    MemorySet,
+    PausePointCreated,
+    ToolExecuted,
+)
+from keel.loop.deliver import render_response
+from keel.loop.memory_ops import ToolMemory
+from keel.loop.offer import tool_gate
+from keel.loop.turn import TurnContext
+from keel.project.definition import Skill
+from keel.skills import ToolConstraint
+from keel.tools import LocalToolContext
+from keel.tools.dispatch import ToolRun, run_tool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallSite:
+    """Where a tool call comes from, for the records."""
+
+    call_id: str
+    batch_id: str | None = None
+    step_id: str | None = None
+    """The `execute_tool` step, when a block (not the model) calls."""
+    confirmed: bool = False
+    """The run of a call the user approved at a pause point."""
+
+
+def constraint_of(skill: Skill, tool_name: str) -> ToolConstraint | None:
+    """The skill's `tool_constraints` entry for `tool_name`."""
+    for constraint in skill.document.tool_constraints:
+        if constraint.tool == tool_name:
+            return constraint
+    return None
+
+
+def gate_open(t: TurnContext, skill: Skill, tool_name: str) -> bool:
+    """The dispatch-time `requires` check (closed counts as not open)."""
+    return tool_gate(t.definition, t.state, skill, tool_name) is Outcome.TRUE
+
+
+def needs_confirmation(skill: Skill, tool_name: str) -> bool:
+    """The tool's constraint asks for the user's confirmation first."""
+    constraint = constraint_of(skill, tool_name)
+    confirmation = constraint.requires_confirmation if constraint else None
+    return bool(confirmation and confirmation.enabled)
+
+
+async def pause_for_confirmation(
+    t: TurnContext, skill: Skill, tool_name: str, args: Mapping[str, object], site: CallSite
+) -> str | None:
+    """Store the call as a pause point and ask; returns the ask text, or None when the ask
+    renders blank (then the dispatch fails closed)."""
+    constraint = constraint_of(skill, tool_name)
+    confirmation = constraint.requires_confirmation if constraint else None
+    ask: BotMessage | None = None
+    if confirmation is not None and confirmation.utter_for_confirmation:
+        ask = render_response(t.definition, t.state, confirmation.utter_for_confirmation)
+        if ask is None or not ask.text.strip():
+            return None
+    text = ask.text if ask is not None else f"Please confirm: {tool_name}"
+    frame = t.state.stack[-1] if t.state.stack else None
+    record = {
+        "tool_name": tool_name,
+        "tool_args": dict(args),
+        "confirmation_ask": text,
+        "utter_on_user_denial": confirmation.utter_on_user_denial if confirmation else None,
+        "skill_id": skill.skill_id,
+        "frame_id": frame.frame_id if frame else None,
+        "execute_step_id": site.step_id,
+    }
+    await t.emit(
+        PausePointCreated(
+            pause_id=t.new_id(),
+            tool_name=tool_name,
+            tool_args=freeze_mapping(cast(Mapping[object, object], args)),
+            confirmation_ask=text,
+            utter_on_user_denial=record["utter_on_user_denial"],  # type: ignore[arg-type]
+            skill_id=skill.skill_id,
+            frame_id=record["frame_id"],  # type: ignore[arg-type]
+            execute_step_id=site.step_id,
+        ),
+        MemorySet(key=PENDING_CONFIRMATION_KEY, value=json.loads(json.dumps(record))),
+    )
+    if ask is not None:
+        await t.say(ask)
+        t.canned.append(ask.text)
+    return text
+
+
+def _cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def run_builder_tool(
+    t: TurnContext, skill: Skill, tool_name: str, args: Mapping[str, object], site: CallSite
+) -> ToolRun:
+    """Run the tool and record it; `CancelledError` propagates with no call record."""
+    definition = skill.tools[tool_name]
+    memory = ToolMemory(
+        schema=t.definition.memory,
+        memory=t.state.memory,
+        active_skill=skill.skill_id,
+        filled_by=tool_name,
+    )
+    context = LocalToolContext(
+        memory=memory,
+        cancelled=_cancelled,
+        sender_id=t.recorder.conversation_id,
+        conversation_id=t.recorder.conversation_id,
+    )
+    try:
+        run = await run_tool(
+            definition, args, context=context, timeout=t.definition.config.tool_timeout
+        )
+    finally:
+        # Memory a tool wrote is kept even when the turn is cancelled mid-tool.
+        await asyncio.shield(t.emit(*memory.take()))
+    for text in context.sent:
+        await t.say(BotMessage(text=text, response_source="verbatim"))
+    await record_run(t, tool_name, args, run, site, skill_id=skill.skill_id)
+    constraint = constraint_of(skill, tool_name)
+    if constraint is not None:
+        follow = constraint.on_failure if run.is_error else constraint.on_success
+        if follow is not None:
+            await t.utter(follow)
+    return run
+
+
+async def record_run(
+    t: TurnContext,
+    tool_name: str,
+    args: Mapping[str, object],
+    run: ToolRun,
+    site: CallSite,
+    *,
+    skill_id: str | None,
+) -> None:
+    """`tool_executed` and its `mcp_tool_executed` copy."""
+    frozen = freeze_mapping(cast(Mapping[object, object], args))
+    meta: dict[str, object] = {"skill_id": skill_id} if skill_id else {}
+    if site.confirmed:
+        meta["source"] = "tool_confirmation"
+    common = {
+        "tool_name": tool_name,
+        "arguments": frozen,
+        "source": "local",
+        "result": run.result_text,
+        "is_error": run.is_error,
+        "error_message": run.error_message,
+    }
+    await t.emit(
+        ToolExecuted(
+            **common,  # type: ignore[arg-type]
+            tool_call_id=site.call_id,
+            tool_batch_id=site.batch_id,
+            metadata=meta,  # type: ignore[arg-type]
+        ),
+        McpToolExecuted(**common),  # type: ignore[arg-type]
+    )

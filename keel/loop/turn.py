@@ -1,0 +1,126 @@
+"""What a turn is, and the state a turn keeps while it runs.
+
+A *turn* is the engine's handling of one user message: it starts with `turn_started` and
+the conversation going `running`, and ends with `turn_ended(stop_reason)` and the
+conversation going `idle`, `paused` (a confirmation is pending) or `ended` (hangup).
+Inside a turn the loop alternates deterministic passes and model calls (spec §7.3):
+
+* a *model round trip* is one `Model.complete` call; it counts against the budget of the
+  active skill's `max_turns` (or `agent.yml` `max_turns`); an empty reply retried once
+  counts too;
+* a tool call whose arguments do not validate is answered with a retryable error and
+  costs the round trip that produced it, nothing more;
+* resuming after an approval is a new turn: the approved call runs once, recorded with
+  `metadata.source = tool_confirmation`.
+
+`TurnContext` holds what lives only for the duration of a turn (counters, the knowledge
+mode flag, canned replies already sent, the steps entered this turn, this turn's model
+transcript). Everything else is in the event log.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from keel.events.fold import ConversationState
+from keel.events.model import BotMessage, Event
+from keel.ids import Clock, IdSource
+from keel.llm.port import Message, Model
+from keel.loop.deliver import render_response
+from keel.loop.prompt import KnowledgeSection
+from keel.loop.recorder import Recorder
+from keel.project.definition import AgentDefinition, Skill
+
+
+class Next(enum.Enum):
+    """What the loop does after a pass or a model reply."""
+
+    MODEL = "model"
+    """Ask the model."""
+    CONTINUE = "continue"
+    """Run another deterministic pass, then decide."""
+    WAIT = "wait"
+    """End the turn and wait for the user."""
+    PAUSED = "paused"
+    """End the turn with a pending confirmation."""
+    ENDED = "ended"
+    """The conversation ended (hangup)."""
+    EXHAUSTED = "exhausted"
+    """A limit stopped the turn (budget or repeated-call breaker)."""
+
+
+@dataclass(kw_only=True)
+class TurnContext:
+    """Everything a running turn needs: definition, ports, log, and turn-local counters."""
+
+    definition: AgentDefinition
+    model: Model
+    recorder: Recorder
+    clock: Clock
+    ids: IdSource
+    history: tuple[Event, ...]
+    """The conversation's events before this request."""
+    turn_id: str = ""
+    model_calls: int = 0
+    searched: bool = False
+    canned: list[str] = field(default_factory=list)
+    """Texts of canned (verbatim) replies sent this turn, for the reminder."""
+    entered: set[tuple[str, str]] = field(default_factory=set)
+    """(frame id, step id) pairs the pointer reached during this turn."""
+    already_collected: list[str] = field(default_factory=list)
+    transcript: list[Message] = field(default_factory=list)
+    """This turn's assistant tool calls and tool results, in model format."""
+    recent_calls: list[tuple[str, str]] = field(default_factory=list)
+    delivered: bool = False
+    """A bot message was sent in this turn."""
+    has_knowledge: bool = False
+    knowledge: tuple[KnowledgeSection, ...] = ()
+    """Sections the last `search_knowledge` returned in this turn."""
+    stop_detail: str | None = None
+
+    @property
+    def state(self) -> ConversationState:
+        """The current folded state."""
+        return self.recorder.state
+
+    @property
+    def active_skill(self) -> Skill | None:
+        """The skill of the top skill frame."""
+        skill_id = self.state.active_skill_id
+        return None if skill_id is None else self.definition.skill(skill_id)
+
+    def all_events(self) -> list[Event]:
+        """The whole log so far: history plus this request's events."""
+        return [*self.history, *self.recorder.events]
+
+    def new_id(self) -> str:
+        """A fresh id from the injected source."""
+        return self.ids.new_id()
+
+    async def emit(self, *events: Event) -> None:
+        """Append events to the log."""
+        await self.recorder.emit(*events)
+
+    async def utter(self, name: str, *, extra: dict[str, str] | None = None) -> bool:
+        """Send response `name` verbatim; False when it cannot be rendered."""
+        message = render_response(self.definition, self.state, name, extra=extra)
+        if message is None:
+            return False
+        await self.say(message)
+        self.canned.append(message.text)
+        return True
+
+    async def say(self, message: BotMessage, *, in_transcript: bool = True) -> None:
+        """Send a bot message (and show it to the model on later calls of this turn)."""
+        await self.emit(message)
+        self.delivered = True
+        if in_transcript:
+            self.transcript.append({"role": "assistant", "content": message.text})
+
+    def budget(self) -> int:
+        """Model round trips allowed in this turn."""
+        skill = self.active_skill
+        if skill is not None and skill.document.max_turns is not None:
+            return skill.document.max_turns
+        return self.definition.config.max_turns

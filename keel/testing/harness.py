@@ -1,0 +1,98 @@
+"""`ConversationHarness`: drive an agent in process, with a scripted model and fake clock."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+
+from keel.errors import DefinitionError
+from keel.events.base import JsonValue
+from keel.events.fold import ConversationState
+from keel.events.model import BotMessage, Event
+from keel.ids import Clock, FakeClock, IdSource, SequentialIds
+from keel.llm.port import Model
+from keel.loop.engine import Engine, TurnResult
+from keel.project.definition import AgentDefinition
+from keel.project.diagnostics import has_errors
+from keel.project.load import load_project
+from keel.stores.memory import InMemoryEventStore
+from keel.stores.port import EventStore
+
+
+def load_definition(agent: AgentDefinition | Path | str) -> AgentDefinition:
+    """The definition itself, or the project at a path (raises `DefinitionError`)."""
+    if isinstance(agent, AgentDefinition):
+        return agent
+    definition, diagnostics = load_project(agent)
+    if definition is None or has_errors(diagnostics):
+        raise DefinitionError(diagnostics)
+    return definition
+
+
+class ConversationHarness:
+    """One conversation with an agent, in process: deterministic clock and ids by default."""
+
+    def __init__(
+        self,
+        agent: AgentDefinition | Path | str,
+        model: Model,
+        *,
+        store: EventStore | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+        conversation_id: str = "conversation-1",
+    ) -> None:
+        self.definition = load_definition(agent)
+        self.store: EventStore = store or InMemoryEventStore()
+        self.clock: Clock = clock or FakeClock()
+        self.engine = Engine(
+            definition=self.definition,
+            store=self.store,
+            model=model,
+            clock=self.clock,
+            ids=ids or SequentialIds("id-"),
+        )
+        self.conversation_id = conversation_id
+        self._events: list[Event] = []
+        self._state = ConversationState()
+
+    async def send(
+        self, text: str, *, metadata: Mapping[str, JsonValue] | None = None
+    ) -> TurnResult:
+        """Send one user message and wait for the turn to end."""
+        result = await self.engine.handle(self.conversation_id, text, metadata=metadata)
+        self._events.extend(result.events)
+        self._state = result.state
+        return result
+
+    def start(self, text: str) -> asyncio.Task[TurnResult]:
+        """Send a message in a task (so a test can cancel the turn mid-way)."""
+        return asyncio.ensure_future(self.send(text))
+
+    async def refresh(self) -> None:
+        """Re-read the log from the store (after a cancelled turn, for instance)."""
+        from keel.events.fold import fold
+
+        self._events = [s.event for s in await self.store.read(self.conversation_id)]
+        self._state = fold(self._events)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Every event of the conversation so far."""
+        return tuple(self._events)
+
+    @property
+    def state(self) -> ConversationState:
+        """The conversation state after the last turn."""
+        return self._state
+
+    @property
+    def bot_texts(self) -> tuple[str, ...]:
+        """Text of every bot message so far."""
+        return tuple(e.text for e in self._events if isinstance(e, BotMessage))
+
+
+def make_harness(agent_path: Path, model: Model) -> ConversationHarness:
+    """What `keel test` uses: a fresh in-memory conversation with the agent at `agent_path`."""
+    return ConversationHarness(agent_path, model)

@@ -1,0 +1,155 @@
+"""Run a validated tool call, or a post-write hook, and say how it went.
+
+    run = await run_tool(definition, arguments, context=context, timeout=10)
+    run.outcome         # "success" | "error" | "timeout"
+    run.result_text     # what the model sees as the tool output
+
+The call goes through `invoke_tool` / `invoke_hook`, so `current_tool_context()` works in it.
+A raised exception becomes an error described as `"<ExceptionType>: <message>"` (no
+traceback reaches the model); passing the deadline becomes a timeout. A cancellation of the
+calling task (a cancelled turn) is not an outcome: `asyncio.CancelledError` propagates and
+nothing is recorded, as the spec wants (the tool may run again next turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from keel.tools.coerce import coerce_arguments
+from keel.tools.context import ToolContext
+from keel.tools.definition import HookDefinition, ToolDefinition
+from keel.tools.guarded import Finished, Raised, describe_exception, guarded, seconds
+from keel.tools.invoke import invoke_hook, invoke_tool
+from keel.tools.result import InvalidMemoryValue, ToolResult
+from keel.tools.result_text import to_result_text
+
+ToolOutcome = Literal["success", "error", "timeout"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolRun:
+    """How one tool call went."""
+
+    outcome: ToolOutcome
+    result_text: str
+    """The tool output the model sees: the `llm_response` as text on success; on failure the
+    error message, or the `llm_response` text when a failing `ToolResult` carried one."""
+    llm_response: object
+    """The tool's `llm_response` (a bare return value counts as one); None when it raised
+    or timed out."""
+    error_message: str | None
+    """Set exactly when the run failed."""
+
+    @property
+    def is_error(self) -> bool:
+        """True for an error or a timeout."""
+        return self.outcome != "success"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookRun:
+    """What a post-write hook decided: keep the write, or reject (roll back) with a reason."""
+
+    rejected: bool
+    message: str | None
+    """Why it rejected (None when the write stands)."""
+
+
+async def run_tool(
+    definition: ToolDefinition,
+    arguments: Mapping[str, object],
+    *,
+    context: ToolContext | None,
+    timeout: float,
+) -> ToolRun:
+    """Call the tool with already-validated arguments for at most `timeout` seconds.
+
+    Arguments are first converted to the annotated Python types (`coerce_arguments`); a
+    failure there counts as the tool's error. A return value that is not a `ToolResult` is
+    taken as its `llm_response` (Mantle tools sometimes return a plain dict).
+    """
+
+    async def call() -> object:
+        return await invoke_tool(definition, coerce_arguments(definition, arguments), context)
+
+    outcome = await guarded(call, timeout)
+    if isinstance(outcome, Finished):
+        return _finished(definition.name, outcome.value)
+    if isinstance(outcome, Raised):
+        message = describe_exception(outcome.error)
+        return ToolRun(
+            outcome="error", result_text=message, llm_response=None, error_message=message
+        )
+    message = f"tool '{definition.name}' timed out after {seconds(timeout)} seconds"
+    return ToolRun(outcome="timeout", result_text=message, llm_response=None, error_message=message)
+
+
+def _finished(name: str, value: object) -> ToolRun:
+    if not isinstance(value, ToolResult):
+        return ToolRun(
+            outcome="success",
+            result_text=to_result_text(value),
+            llm_response=value,
+            error_message=None,
+        )
+    if value.error is None:
+        text = to_result_text(value.llm_response)
+        return ToolRun(
+            outcome="success", result_text=text, llm_response=value.llm_response, error_message=None
+        )
+    message = str(value.error) or f"tool '{name}' reported an error"
+    text = message if value.llm_response is None else to_result_text(value.llm_response)
+    return ToolRun(
+        outcome="error", result_text=text, llm_response=value.llm_response, error_message=message
+    )
+
+
+async def run_hook(hook: HookDefinition, *, context: ToolContext | None, timeout: float) -> HookRun:
+    """Run a post-write hook (sync or async) for at most `timeout` seconds.
+
+    It rejects the write by returning a `ToolResult` with `error` set, or a response mapping
+    (the `ToolResult.llm_response`, or a bare returned mapping) with a non-null `error` or
+    `ok: false`, or by raising (`InvalidMemoryValue` or anything else). Timing out rejects
+    too: an unchecked value is not kept. A sync hook runs on the event loop and cannot be
+    interrupted by the deadline while it blocks.
+    """
+    outcome = await guarded(lambda: invoke_hook(hook, context), timeout)
+    if isinstance(outcome, Finished):
+        return _hook_verdict(hook.name, outcome.value)
+    if isinstance(outcome, Raised):
+        error = outcome.error
+        if isinstance(error, InvalidMemoryValue):
+            return HookRun(rejected=True, message=str(error) or _rejected(hook.name))
+        return HookRun(rejected=True, message=describe_exception(error))
+    return HookRun(
+        rejected=True, message=f"hook '{hook.name}' timed out after {seconds(timeout)} seconds"
+    )
+
+
+def _hook_verdict(name: str, value: object) -> HookRun:
+    if isinstance(value, ToolResult):
+        if value.error is not None:
+            return HookRun(rejected=True, message=str(value.error) or _rejected(name))
+        value = value.llm_response
+    if not isinstance(value, Mapping):
+        return HookRun(rejected=False, message=None)
+    error = value.get("error")
+    if error is not None:
+        return HookRun(rejected=True, message=to_result_text(error) or _rejected(name))
+    if value.get("ok") is False:
+        reason = next(
+            (
+                text
+                for key in ("message", "reason")
+                if isinstance(text := value.get(key), str) and text
+            ),
+            None,
+        )
+        return HookRun(rejected=True, message=reason or _rejected(name))
+    return HookRun(rejected=False, message=None)
+
+
+def _rejected(name: str) -> str:
+    return f"hook '{name}' rejected the value"
