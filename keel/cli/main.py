@@ -66,6 +66,20 @@ def validate(
     raise typer.Exit(1 if has_errors(diagnostics) else 0)
 
 
+def _register_commands() -> None:
+    from keel.cli import chat_cmd
+
+    chat_cmd.register(app)
+    try:
+        from keel.cli import test_cmd
+    except ImportError:  # pragma: no cover - only while the module is absent
+        return
+    test_cmd.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -17,7 +17,7 @@ recorded as `cancelled` and the exception propagates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from keel.events.base import JsonValue, freeze_json
@@ -81,7 +81,9 @@ class Engine:
         model: Model,
         clock: Clock | None = None,
         ids: IdSource | None = None,
+        on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None,
     ) -> None:
+        self.on_tool_start = on_tool_start
         self.definition = definition
         self.store = store
         self.model = model
@@ -123,6 +125,7 @@ class Engine:
             history=history,
             turn_id=self.ids.new_id(),
             has_knowledge=self._knowledge,
+            on_tool_start=self.on_tool_start,
         )
 
     def _session_due(self, history: tuple[Event, ...]) -> bool:

@@ -131,6 +131,8 @@ async def run_builder_tool(
         sender_id=t.recorder.conversation_id,
         conversation_id=t.recorder.conversation_id,
     )
+    if t.on_tool_start is not None:
+        t.on_tool_start(tool_name, args)
     try:
         run = await run_tool(
             definition, args, context=context, timeout=t.definition.config.tool_timeout

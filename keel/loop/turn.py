@@ -21,6 +21,7 @@ transcript). Everything else is in the event log.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from keel.events.fold import ConversationState
@@ -78,6 +79,8 @@ class TurnContext:
     knowledge: tuple[KnowledgeSection, ...] = ()
     """Sections the last `search_knowledge` returned in this turn."""
     stop_detail: str | None = None
+    on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None
+    """Called just before a builder tool runs (live progress; tests cancel turns here)."""
 
     @property
     def state(self) -> ConversationState:

@@ -52,7 +52,10 @@ class ConversationHarness:
             model=model,
             clock=self.clock,
             ids=ids or SequentialIds("id-"),
+            on_tool_start=self._tool_started,
         )
+        self._cancel_on: str | None = None
+        self._task: asyncio.Task[TurnResult] | None = None
         self.conversation_id = conversation_id
         self._events: list[Event] = []
         self._state = ConversationState()
@@ -66,9 +69,26 @@ class ConversationHarness:
         self._state = result.state
         return result
 
-    def start(self, text: str) -> asyncio.Task[TurnResult]:
-        """Send a message in a task (so a test can cancel the turn mid-way)."""
-        return asyncio.ensure_future(self.send(text))
+    def _tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
+        if self._task is not None and name == self._cancel_on:
+            self._task.cancel()
+
+    async def send_cancelling(self, text: str, *, on_tool: str) -> None:
+        """Send a message and cancel the turn as soon as tool `on_tool` starts running.
+
+        The cancellation reaches the tool at its first await; the turn is recorded as
+        cancelled. The log is re-read afterwards, since the turn returned no result.
+        """
+        self._cancel_on = on_tool
+        self._task = asyncio.ensure_future(self.engine.handle(self.conversation_id, text))
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            if not self._task.cancelled():
+                raise
+        finally:
+            self._cancel_on, self._task = None, None
+        await self.refresh()
 
     async def refresh(self) -> None:
         """Re-read the log from the store (after a cancelled turn, for instance)."""

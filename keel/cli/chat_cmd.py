@@ -1,0 +1,94 @@
+"""`keel chat PATH`: talk to an agent in the terminal.
+
+The session starts with `/session_start` (so a greeting override speaks first). Buttons
+are shown as numbered choices; typing the number sends that button's payload. When stdin
+is not a terminal, lines are read from it one by one (handy for scripted runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import typer
+
+from keel.events.model import BotMessage
+from keel.llm.port import Model
+
+
+def _model(spec: str | None) -> Model:
+    if spec is None:
+        raise typer.BadParameter(
+            "no model given: use --model scripted:FILE (provider models arrive with `keel run`)"
+        )
+    kind, _, rest = spec.partition(":")
+    if kind == "scripted" and rest:
+        from keel.testing.scripted import ScriptedModel
+
+        return ScriptedModel.from_file(Path(rest))
+    raise typer.BadParameter(f"unknown model {spec!r}; expected scripted:FILE")
+
+
+def _show(messages: tuple[BotMessage, ...], out: TextIO) -> list[str]:
+    payloads: list[str] = []
+    for message in messages:
+        out.write(f"bot: {message.text.rstrip()}\n")
+        for button in message.buttons:
+            payloads.append(button.payload)
+            out.write(f"  {len(payloads)}) {button.title}\n")
+    out.flush()
+    return payloads
+
+
+async def _chat(path: Path, model: Model, conversation_id: str, inp: TextIO, out: TextIO) -> int:
+    from keel.errors import DefinitionError
+    from keel.testing.harness import ConversationHarness
+
+    try:
+        harness = ConversationHarness(path, model, conversation_id=conversation_id)
+    except DefinitionError as exc:
+        for d in exc.diagnostics:
+            out.write(d.render() + "\n")
+        return 1
+    interactive = inp.isatty()
+    payloads = _show((await harness.send("/session_start")).bot_messages, out)
+    while True:
+        if interactive:
+            out.write("you: ")
+            out.flush()
+        line = inp.readline()
+        if not line or line.strip() in ("/exit", "/quit"):
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if not interactive:
+            out.write(f"you: {text}\n")
+        if text.isdigit() and 0 < int(text) <= len(payloads):
+            text = payloads[int(text) - 1]
+        result = await harness.send(text)
+        payloads = _show(result.bot_messages, out)
+        if result.state.status == "ended":
+            out.write("(conversation ended)\n")
+            return 0
+
+
+def chat_command(
+    path: Annotated[Path, typer.Argument(help="Agent project folder.")],
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model to use, e.g. scripted:replies.yml.")
+    ] = None,
+    conversation_id: Annotated[
+        str, typer.Option("--conversation-id", help="Conversation id.")
+    ] = "terminal",
+) -> None:
+    """Chat with an agent in the terminal."""
+    code = asyncio.run(_chat(path, _model(model), conversation_id, sys.stdin, sys.stdout))
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `keel chat` to the CLI."""
+    app.command("chat")(chat_command)

@@ -1,0 +1,50 @@
+"""`keel test PATH...`: run conversation test files (format: docs/testing.md).
+
+Prints `PASS file::name` or `FAIL file::name: reason` per test, diagnostics for malformed
+files, and `N passed, M failed`. Exit 0 when all pass, 1 on a failure, 2 on a malformed
+test file (or when no test file was found).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from keel.testing.conversation.runner import HarnessFactory, run_paths
+
+
+def load_harness_factory() -> HarnessFactory:
+    """`keel.testing.harness.make_harness`, imported only when tests run."""
+    module = importlib.import_module("keel.testing.harness")
+    factory: HarnessFactory = module.make_harness
+    return factory
+
+
+def test_command(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Test files or folders (searched for YAML with `tests:`).", exists=True
+        ),
+    ],
+    agent: Annotated[
+        Path | None,
+        typer.Option("--agent", help="Agent project for files that name none and sit in none."),
+    ] = None,
+    name_filter: Annotated[
+        str | None, typer.Option("-k", help="Run only tests whose name contains this text.")
+    ] = None,
+) -> None:
+    """Run conversation tests; exit 1 on a failure, 2 on a malformed test file."""
+    summary = run_paths(paths, load_harness_factory(), default_agent=agent, name_filter=name_filter)
+    for line in summary.lines():
+        typer.echo(line)
+    raise typer.Exit(summary.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `keel test` to the `keel` command."""
+    app.command(name="test")(test_command)
