@@ -10,6 +10,7 @@ Mantle modules importing `rasa.mantle.tools.*` (or the older `rasa.calm_v2.tools
 unchanged through `keel.tools.compat`.
 """
 
+from keel.tools.coerce import coerce_arguments
 from keel.tools.compat import install_compat_shim
 from keel.tools.context import (
     LocalMemory,
@@ -27,13 +28,18 @@ from keel.tools.definition import (
     ToolDefinitionError,
 )
 from keel.tools.discovery import RESERVED_TOOL_NAMES, ToolCatalog, discover_tools
+from keel.tools.dispatch import HookRun, ToolRun, run_hook, run_tool
 from keel.tools.invoke import invoke_hook, invoke_tool
 from keel.tools.load import ToolModule, load_tool_file, load_tool_module
 from keel.tools.result import InvalidMemoryValue, ToolResult
+from keel.tools.result_text import to_result_text
+from keel.tools.validation import ArgumentProblem, retryable_error_text, validate_arguments
 
 __all__ = [
     "RESERVED_TOOL_NAMES",
+    "ArgumentProblem",
     "HookDefinition",
+    "HookRun",
     "InvalidMemoryValue",
     "LocalMemory",
     "LocalToolContext",
@@ -45,6 +51,8 @@ __all__ = [
     "ToolDefinitionError",
     "ToolModule",
     "ToolResult",
+    "ToolRun",
+    "coerce_arguments",
     "current_tool_context",
     "discover_tools",
     "install_compat_shim",
@@ -52,7 +60,12 @@ __all__ = [
     "invoke_tool",
     "load_tool_file",
     "load_tool_module",
+    "retryable_error_text",
+    "run_hook",
+    "run_tool",
+    "to_result_text",
     "tool",
     "tool_definition",
     "use_tool_context",
+    "validate_arguments",
 ]

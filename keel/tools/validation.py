@@ -98,9 +98,12 @@ def _parse(raw: object) -> dict[str, object] | ArgumentProblem:
     elif isinstance(raw, Mapping):
         try:
             # A round trip leaves plain JSON only (read-only mappings, tuples, enums...).
-            value = json.loads(json.dumps(thaw_json(raw), allow_nan=False))
+            thawed = thaw_json(raw)
+            value = json.loads(json.dumps(thawed, allow_nan=False))
         except (TypeError, ValueError, RecursionError) as exc:
             return _json_problem(f"arguments must be JSON values ({_clip(str(exc), 120)})")
+        if value != thawed:  # json.dumps turned non-string keys into strings
+            return _json_problem("arguments must be JSON values (object keys must be strings)")
     else:
         return _json_problem(f"arguments must be a JSON object, not {type(raw).__name__}")
     if not isinstance(value, dict):
