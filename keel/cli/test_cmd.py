@@ -7,7 +7,6 @@ test file (or when no test file was found).
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Annotated
 
@@ -18,9 +17,9 @@ from keel.testing.conversation.runner import HarnessFactory, run_paths
 
 def load_harness_factory() -> HarnessFactory:
     """`keel.testing.harness.make_harness`, imported only when tests run."""
-    module = importlib.import_module("keel.testing.harness")
-    factory: HarnessFactory = module.make_harness
-    return factory
+    from keel.testing.harness import make_harness
+
+    return make_harness
 
 
 def test_command(

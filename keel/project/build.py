@@ -25,6 +25,9 @@ from keel.skills import SkillDocument, load_default_skills, parse_skill, read_de
 from keel.skills.bundled import BUNDLED_PREFIX
 from keel.tools import ToolCatalog
 
+RESERVED_SKILL_IDS = frozenset({"project", "system"})
+"""Folder names that would collide with memory namespaces."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Parsed:
@@ -43,6 +46,8 @@ def _yaml(source: SourceFile | None, out: list[Diagnostic]) -> object:
         return None
     data, diagnostics = load_yaml(source.text, source.rel)
     out.extend(diagnostics)
+    if data is None and not diagnostics:
+        return {}  # an empty file: let the parser say what is missing
     return data
 
 
@@ -68,6 +73,17 @@ def _memory(files: ProjectFiles, reserved: set[str], out: list[Diagnostic]) -> M
 def _documents(files: ProjectFiles, out: list[Diagnostic]) -> dict[str, tuple[SkillDocument, bool]]:
     documents = {doc.skill_id: (doc, True) for doc in load_default_skills()}
     for folder in files.skills:
+        if folder.skill_id in RESERVED_SKILL_IDS:
+            out.append(
+                diag(
+                    "skill.reserved_id",
+                    f"skills/{folder.skill_id}",
+                    None,
+                    f"`{folder.skill_id}` is a memory namespace, not a skill id; rename the folder",
+                    key=folder.skill_id,
+                )
+            )
+            continue
         if folder.skill_md is None:
             continue
         document, diagnostics = parse_skill(
@@ -111,7 +127,7 @@ def _parse(files: ProjectFiles, env: Mapping[str, str], out: list[Diagnostic]) -
             integrations_data, files.integrations.rel, env=env
         )
         out.extend(diagnostics)
-    reserved = {"project", "system"}
+    reserved = set(RESERVED_SKILL_IDS)
     return _Parsed(
         config=config,
         integrations=integrations,

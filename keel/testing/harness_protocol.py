@@ -1,0 +1,49 @@
+"""What the conversation-test runner needs from a harness that drives an agent in process.
+
+`keel.testing.harness.ConversationHarness` (with `TurnResult`) satisfies these protocols;
+tests of the runner use small doubles that do too.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from keel.events.fold import ConversationState
+from keel.events.model import BotMessage, EventBase
+
+
+class TurnOutcome(Protocol):
+    """The outcome of one user message: what the bot said, why the turn ended, its events."""
+
+    @property
+    def bot_messages(self) -> tuple[BotMessage, ...]:
+        """The bot messages of this turn, in order."""
+        ...
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the turn ended (`end_turn`, `paused`, `budget_exhausted`, ...)."""
+        ...
+
+    @property
+    def events(self) -> tuple[EventBase, ...]:
+        """The events this turn appended, in order."""
+        ...
+
+
+class Harness(Protocol):
+    """One conversation with an agent, driven message by message."""
+
+    async def send(self, text: str) -> TurnOutcome:
+        """Handle one user message (typed text or a button payload) as one turn."""
+        ...
+
+    @property
+    def events(self) -> tuple[EventBase, ...]:
+        """Every event of the conversation so far, in order."""
+        ...
+
+    @property
+    def state(self) -> ConversationState:
+        """The conversation state (the fold of `events`)."""
+        ...
