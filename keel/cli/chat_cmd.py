@@ -25,9 +25,16 @@ def _model(spec: str | None) -> Model:
         )
     kind, _, rest = spec.partition(":")
     if kind == "scripted" and rest:
-        from keel.testing.scripted import ScriptedModel
+        from keel.testing.scripted import InvalidScript, ScriptedModel
 
-        return ScriptedModel.from_file(Path(rest))
+        try:
+            return ScriptedModel.from_file(Path(rest))
+        except InvalidScript as exc:
+            for d in exc.diagnostics:
+                typer.echo(d.render(), err=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read {rest}: {exc}") from None
     raise typer.BadParameter(f"unknown model {spec!r}; expected scripted:FILE")
 
 

@@ -113,6 +113,16 @@ class ConversationHarness:
         return tuple(e.text for e in self._events if isinstance(e, BotMessage))
 
 
+_DEFINITIONS: dict[Path, AgentDefinition] = {}
+
+
 def make_harness(agent_path: Path, model: Model) -> ConversationHarness:
-    """What `keel test` uses: a fresh in-memory conversation with the agent at `agent_path`."""
-    return ConversationHarness(agent_path, model)
+    """What `keel test` uses: a fresh in-memory conversation with the agent at `agent_path`.
+
+    The project is loaded once per path and process; every test gets a fresh store.
+    """
+    key = Path(agent_path).resolve()
+    definition = _DEFINITIONS.get(key)
+    if definition is None:
+        definition = _DEFINITIONS[key] = load_definition(key)
+    return ConversationHarness(definition, model)
