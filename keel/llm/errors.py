@@ -1,4 +1,17 @@
-"""Errors raised by models (adapters and the scripted test model)."""
+"""Errors raised by models (adapters and the scripted test model).
+
+    ModelError (RunError)            a model could not produce a reply
+    ├── ProviderError                the provider answered with a failure
+    │   ├── RateLimited              429; retryable
+    │   ├── ProviderUnavailable      5xx, connection failures; retryable
+    │   ├── InvalidModelRequest      400 and other 4xx the request caused; not retryable
+    │   │   └── ContextTooLong       the prompt does not fit the model's window
+    │   └── AuthenticationFailed     401/403; not retryable
+    └── ModelTimeout                 no answer in time; retryable
+
+Adapters translate their SDK's exceptions into these at the boundary; nothing above the
+adapters sees a provider SDK exception.
+"""
 
 from __future__ import annotations
 
@@ -9,3 +22,55 @@ class ModelError(RunError):
     """A model could not produce a reply (provider failure, exhausted script, ...)."""
 
     code = "keel.model"
+    retryable: bool = False
+    """Whether trying the same request again may succeed."""
+
+
+class ProviderError(ModelError):
+    """The provider answered with a failure."""
+
+    code = "keel.model.provider"
+
+    def __init__(self, message: str, *, status: int | None = None, provider: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.provider = provider
+
+
+class RateLimited(ProviderError):
+    """HTTP 429: too many requests."""
+
+    code = "keel.model.rate_limited"
+    retryable = True
+
+
+class ProviderUnavailable(ProviderError):
+    """HTTP 5xx or a connection failure."""
+
+    code = "keel.model.unavailable"
+    retryable = True
+
+
+class InvalidModelRequest(ProviderError):
+    """The provider rejected the request itself (HTTP 400 and similar)."""
+
+    code = "keel.model.invalid_request"
+
+
+class ContextTooLong(InvalidModelRequest):
+    """The prompt does not fit the model's context window."""
+
+    code = "keel.model.context_too_long"
+
+
+class AuthenticationFailed(ProviderError):
+    """The credentials were refused (HTTP 401/403)."""
+
+    code = "keel.model.authentication"
+
+
+class ModelTimeout(ModelError):
+    """The model did not answer in time."""
+
+    code = "keel.model.timeout"
+    retryable = True

@@ -8,7 +8,7 @@ one `tool_call_id`). The engine builds a `ModelRequest`, a `Model` answers with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NotRequired, Protocol, TypeAlias, TypedDict
 
@@ -122,6 +122,35 @@ class ModelResponse:
         return assistant_message(self.text, self.tool_calls)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TextDelta:
+    """A piece of reply text, as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call: `index` identifies the call within the reply; `id` and `name`
+    arrive with the first piece, `arguments` is appended piece by piece."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StreamDone:
+    """The end of a streamed reply, with the whole response assembled."""
+
+    response: ModelResponse
+
+
+StreamEvent: TypeAlias = TextDelta | ToolCallDelta | StreamDone
+"""What `StreamingModel.stream` yields; the last item is always `StreamDone`."""
+
+
 class Model(Protocol):
     """Anything that can answer a `ModelRequest` (provider adapters, the scripted model)."""
 
@@ -153,3 +182,11 @@ def assistant_message(
 def tool_message(tool_call_id: str, content: str) -> ToolChatMessage:
     """The result of one tool call."""
     return {"role": "tool", "tool_call_id": tool_call_id, "content": content}
+
+
+class StreamingModel(Model, Protocol):
+    """A model that can also stream its reply."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Yield deltas as they arrive, then `StreamDone` with the assembled response."""
+        ...
