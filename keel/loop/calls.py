@@ -107,9 +107,7 @@ async def _tool_calls(
                 t, call, "tool.turn_ended", "not run: the turn ended", batch=batch
             )
         else:
-            before = lifecycle.trigger_states(t)
             content, stop = await _one_call(t, call, by_name.get(call.name), batch)
-            await lifecycle.fire_triggers(t, before)
         t.transcript.append({"role": "tool", "tool_call_id": call.id, "content": content})
     if stop is Next.CONTINUE:
         await lifecycle.auto_complete(t)

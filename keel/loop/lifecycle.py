@@ -107,26 +107,6 @@ async def drop_resume_offer(t: TurnContext) -> None:
         await t.emit(MemoryCleared(key=RESUME_OFFER_KEY))
 
 
-def trigger_states(t: TurnContext) -> dict[str, bool]:
-    """Which `utter: when:` triggers of the active skill hold now."""
-    skill = t.active_skill
-    if skill is None:
-        return {}
-    read = reader_for(t.state.memory, t.definition.memory, skill.skill_id)
-    return {
-        trigger.response: evaluate(trigger.when, read) is Outcome.TRUE
-        for trigger in skill.document.utter
-        if trigger.when is not None
-    }
-
-
-async def fire_triggers(t: TurnContext, before: dict[str, bool]) -> None:
-    """Utter each `when:` trigger that became true since `before` (fires once per rise)."""
-    for name, now in trigger_states(t).items():
-        if now and not before.get(name, False):
-            await t.utter(name)
-
-
 async def auto_complete(t: TurnContext) -> bool:
     """Complete a prose skill whose `complete_when.condition` holds (no criteria)."""
     skill = t.active_skill

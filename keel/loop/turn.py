@@ -24,13 +24,15 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from keel.conditions import Outcome, evaluate
 from keel.events.fold import ConversationState
-from keel.events.model import BotMessage, Event
+from keel.events.model import BotMessage, Event, MemoryCleared, MemorySet
 from keel.ids import Clock, IdSource
 from keel.llm.port import Message, Model
 from keel.loop.deliver import render_response
 from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
+from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
 
 
@@ -102,8 +104,27 @@ class TurnContext:
         return self.ids.new_id()
 
     async def emit(self, *events: Event) -> None:
-        """Append events to the log."""
+        """Append events to the log; a memory change fires `utter: when:` triggers that rose."""
+        if not any(isinstance(e, MemorySet | MemoryCleared) for e in events):
+            await self.recorder.emit(*events)
+            return
+        before = self.trigger_states()
         await self.recorder.emit(*events)
+        for name, now in self.trigger_states().items():
+            if now and not before.get(name, False):
+                await self.utter(name)
+
+    def trigger_states(self) -> dict[str, bool]:
+        """Which `utter: when:` triggers of the active skill hold now (fires once per rise)."""
+        skill = self.active_skill
+        if skill is None:
+            return {}
+        read = reader_for(self.state.memory, self.definition.memory, skill.skill_id)
+        return {
+            trigger.response: evaluate(trigger.when, read) is Outcome.TRUE
+            for trigger in skill.document.utter
+            if trigger.when is not None
+        }
 
     async def utter(self, name: str, *, extra: dict[str, str] | None = None) -> bool:
         """Send response `name` verbatim; False when it cannot be rendered."""
