@@ -8,6 +8,8 @@ that may hold credentials are hidden from `repr()`.
 
 Model tiers are a Keel extension: `tiers: {router|default|reasoning: <group id>}`. A tier
 that is not mapped falls back to `default`, and `default` falls back to `llm.model_group`.
+`escalation: {reasoning_skills, long_input_chars, attachments}` says when an acting call
+is raised to the `reasoning` tier (`keel.project.model_groups.EscalationRules`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from keel.project.envvars import Expander, UnsetVar
 from keel.project.mcp_servers import McpAuth, McpServerConfig, parse_mcp_servers
 from keel.project.model_groups import (
     MODEL_KEYS,
+    EscalationRules,
     ModelGroup,
     ModelSpec,
+    parse_escalation,
     parse_model,
     parse_model_groups,
 )
@@ -35,7 +39,7 @@ LEGACY_GROUP_ID = "llm"
 """Id of the implicit group made from a legacy inline `llm: {provider, model, ...}`."""
 SERVICE_KEYS = ("tracing", "tracker_store", "event_broker", "knowledge_stores")
 TOP_LEVEL_KEYS = frozenset(
-    {"llm", "model_groups", "tiers", "channels", "mcp_servers", *SERVICE_KEYS}
+    {"llm", "model_groups", "tiers", "escalation", "channels", "mcp_servers", *SERVICE_KEYS}
 )
 LLM_KEYS = frozenset({"model_group", "max_prompt_tokens"})
 
@@ -63,6 +67,8 @@ class IntegrationsConfig:
     model_groups: tuple[ModelGroup, ...] = ()
     tiers: Mapping[str, str] = field(default_factory=_empty)
     """Explicitly mapped tiers only; use `group_for_tier` to resolve with fallbacks."""
+    escalation: EscalationRules = field(default_factory=EscalationRules)
+    """When acting calls are raised to the `reasoning` tier."""
     channels: Mapping[str, Mapping[str, object]] = field(default_factory=_empty, repr=False)
     mcp_servers: tuple[McpServerConfig, ...] = ()
     services: Mapping[str, Mapping[str, object]] = field(default_factory=_empty, repr=False)
@@ -105,6 +111,7 @@ def parse_integrations(
     known = None if not isinstance(data.get("model_groups"), list | None) else ids
     tiers = _tiers(r, data, known)
     llm = _resolve_llm(r, data, llm, tiers, known)
+    escalation = _escalation(r, data, tiers)
     channels = _channels(r, data, x)
     servers = parse_mcp_servers(r, data.get("mcp_servers"), key_line(data, "mcp_servers"), x)
     services = _services(r, data, x)
@@ -115,6 +122,7 @@ def parse_integrations(
         llm=llm,
         model_groups=tuple(groups),
         tiers=MappingProxyType(tiers),
+        escalation=escalation,
         channels=channels,
         mcp_servers=tuple(servers),
         services=services,
@@ -203,6 +211,12 @@ def _tiers(r: Reporter, data: dict[Any, Any], ids: set[str] | None) -> dict[str,
     return found
 
 
+def _escalation(r: Reporter, data: dict[Any, Any], tiers: dict[str, str]) -> EscalationRules:
+    line = key_line(data, "escalation")
+    value = data.get("escalation")
+    return parse_escalation(r, value, line, reasoning_tier="reasoning" in tiers)
+
+
 def _resolve_llm(
     r: Reporter,
     data: dict[Any, Any],
@@ -274,6 +288,7 @@ def _warn_unset(r: Reporter, x: Expander) -> None:
 __all__ = [
     "LEGACY_GROUP_ID",
     "TIERS",
+    "EscalationRules",
     "IntegrationsConfig",
     "LlmConfig",
     "McpAuth",

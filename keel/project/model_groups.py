@@ -1,4 +1,13 @@
-"""`model_groups:` in integrations.yml: named lists of concrete models."""
+"""`model_groups:` in integrations.yml: named lists of concrete models; `escalation:` rules.
+
+`escalation:` (a Keel extension) says when an acting call is raised to the `reasoning`
+tier (see `keel.llm.tiers.choose_tier`); every key is optional:
+
+    escalation:
+      reasoning_skills: [plan_trip, dispute_charge]   # these skills always reason
+      long_input_chars: 4000     # a user message longer than this many characters
+      attachments: 2             # at least this many attachments on the message
+"""
 
 from __future__ import annotations
 
@@ -8,7 +17,13 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.project.envvars import ENV_NAME, Expander, Secret
-from keel.project.reporter import Reporter, is_number, key_line, warn_unknown_keys
+from keel.project.reporter import (
+    Reporter,
+    is_number,
+    key_line,
+    read_positive_int,
+    warn_unknown_keys,
+)
 
 MODEL_KEYS = frozenset(
     {
@@ -23,6 +38,7 @@ MODEL_KEYS = frozenset(
     }
 )
 GROUP_KEYS = frozenset({"id", "models"})
+ESCALATION_KEYS = frozenset({"reasoning_skills", "long_input_chars", "attachments"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,6 +68,81 @@ class ModelGroup:
     models: tuple[ModelSpec, ...]
     line: int | None
     extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EscalationRules:
+    """`escalation:`: when an acting call is raised to the `reasoning` tier.
+
+    A call escalates when its skill is in `reasoning_skills`, when the user's text is longer
+    than `long_input_chars` characters, or when it carries at least `attachments`
+    attachments. A rule left out (None / empty) never fires.
+    """
+
+    reasoning_skills: frozenset[str] = frozenset()
+    long_input_chars: int | None = None
+    attachments: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when no rule is configured (nothing ever escalates)."""
+        return (
+            not self.reasoning_skills and self.long_input_chars is None and self.attachments is None
+        )
+
+
+def parse_escalation(
+    r: Reporter, data: Any, line: int | None, *, reasoning_tier: bool
+) -> EscalationRules:
+    """Read `escalation:`; bad values are `config.escalation.bad_value` errors.
+
+    `reasoning_tier` says whether `tiers.reasoning` is mapped: rules without it are legal
+    (escalated calls fall back to the default group) but almost surely a slip, so warned.
+    """
+    if data is None:
+        return EscalationRules()
+    code = "config.escalation.bad_value"
+    if not isinstance(data, dict):
+        r.error(code, line, "`escalation` must be a mapping of rules", key="escalation")
+        return EscalationRules()
+    warn_unknown_keys(
+        r, data, ESCALATION_KEYS, "config.escalation.unknown_key", where="escalation."
+    )
+    rules = EscalationRules(
+        reasoning_skills=_skill_ids(r, data),
+        long_input_chars=read_positive_int(
+            r, data, "long_input_chars", code, default=None, where="escalation."
+        ),
+        attachments=read_positive_int(
+            r, data, "attachments", code, default=None, where="escalation."
+        ),
+    )
+    if not rules.empty and not reasoning_tier:
+        message = (
+            "`escalation` raises calls to the reasoning tier, but `tiers.reasoning` is not "
+            "mapped; escalated calls use the default group"
+        )
+        r.warning("config.escalation.no_reasoning_tier", line, message, key="tiers.reasoning")
+    return rules
+
+
+def _skill_ids(r: Reporter, data: dict[Any, Any]) -> frozenset[str]:
+    value = data.get("reasoning_skills")
+    if value is None:
+        return frozenset()
+    where = "escalation.reasoning_skills"
+    if not isinstance(value, list):
+        message = f"`{where}` must be a list of skill ids"
+        r.error("config.escalation.bad_value", key_line(data, "reasoning_skills"), message)
+        return frozenset()
+    found: set[str] = set()
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            found.add(item.strip())
+            continue
+        message = f"`{where}[{index}]` must be a skill id, got {item!r}"
+        r.error("config.escalation.bad_value", key_line(value, index), message, key=where)
+    return frozenset(found)
 
 
 def parse_model_groups(
