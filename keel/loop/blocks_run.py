@@ -53,7 +53,8 @@ async def deterministic_pass(t: TurnContext) -> Next:
     """Run steps until one needs the user or the model; returns what to do next."""
     for _ in range(MAX_STEPS):
         if lifecycle.resume_offer(t) is not None:
-            return Next.MODEL
+            # The offer is a question: wait for the answer, then let the model read it.
+            return Next.WAIT if lifecycle.offered_this_turn(t) else Next.MODEL
         frame = stack.top(t.state)
         if frame is None:
             return Next.WAIT if t.delivered else Next.MODEL
@@ -131,9 +132,7 @@ async def _step(
     if isinstance(step, CallStep):
         return await _call(t, skill, step)
     if isinstance(step, LinkStep):
-        await lifecycle.finish(t, skill.skill_id, completed=True)
-        await lifecycle.drop_resume_offer(t)
-        await lifecycle.activate(t, step.target, interrupt=False)
+        await lifecycle.link(t, skill.skill_id, step.target)
         return Next.CONTINUE
     raise RunError(f"unknown step kind {type(step).__name__}")
 
@@ -196,9 +195,13 @@ async def _execute(
         return Next.MODEL
     site = CallSite(call_id=f"step:{frame.frame_id}:{step.id}", step_id=step.id)
     if needs_confirmation(skill, step.tool):
-        if t.state.pending_confirmation is None:
+        pending = t.state.pending_confirmation
+        if pending is None:
             if await pause_for_confirmation(t, skill, step.tool, args, site) is None:
                 return Next.MODEL
-        return Next.PAUSED
+            return Next.PAUSED
+        # Asked in an earlier turn: the model reads the user's answer and resolves it.
+        created = (getattr(e, "pause_id", None) == pending.pause_id for e in t.recorder.events)
+        return Next.PAUSED if any(created) else Next.MODEL
     await run_builder_tool(t, skill, step.tool, args, site)
     return await advance(t, frame, block, step)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from keel.events.fold import PENDING_CONFIRMATION_KEY
+from keel.events.fold import PENDING_CONFIRMATION_KEY, PendingConfirmation
 from keel.events.model import (
     ConversationStateChanged,
     MemoryCleared,
@@ -236,16 +236,24 @@ async def _resolve(
     )
     await t.emit(*resolved)
     if not args.get("confirmed"):
-        if pending.utter_on_user_denial and await t.utter(pending.utter_on_user_denial):
-            return _Done(_ok("cancelled"), Next.WAIT)
-        return _Done(_ok("The user declined; the action was not performed."))
+        return await _denied(t, pending)
     return await _run_confirmed(t, pending, site)
 
 
-async def _run_confirmed(t: TurnContext, pending: object, site: CallSite) -> Outcome:
-    from keel.events.fold import PendingConfirmation
+async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:
+    """The user said no: utter the denial (then wait), or let the model word it.
 
-    assert isinstance(pending, PendingConfirmation)
+    A denied `execute_tool` step is done and its block carries on in this turn, like the
+    approved run does; only a denial of the model's own call ends the turn on the denial.
+    """
+    in_block = await _leave_step(t, pending.execute_step_id)
+    denial = pending.utter_on_user_denial
+    if denial and await t.utter(denial):
+        return _Done(_ok("cancelled"), Next.CONTINUE if in_block else Next.WAIT)
+    return _Done(_ok("The user declined; the action was not performed."))
+
+
+async def _run_confirmed(t: TurnContext, pending: PendingConfirmation, site: CallSite) -> Outcome:
     skill = t.definition.skill(pending.skill_id or "")
     if skill is None or pending.tool_name not in skill.tools:
         return _Done(_error(f"the confirmed tool {pending.tool_name} is not available"))
@@ -256,15 +264,27 @@ async def _run_confirmed(t: TurnContext, pending: object, site: CallSite) -> Out
         confirmed=True,
     )
     run = await run_builder_tool(t, skill, pending.tool_name, dict(pending.tool_args), confirmed)
-    frame = stack.top_block(t.state)
-    if frame is not None and pending.execute_step_id and frame.step_id == pending.execute_step_id:
-        found = frame_block(t.definition, frame)
-        step = found[1].step(frame.step_id) if found else None
-        if found and isinstance(step, ExecuteToolStep):
-            from keel.loop.blocks_run import advance
-
-            await advance(t, frame, found[1], step)
+    await _leave_step(t, pending.execute_step_id)
     return _Done(run)
+
+
+async def _leave_step(t: TurnContext, step_id: str | None) -> bool:
+    """Move a block past the `execute_tool` step whose call was approved (and ran) or denied;
+    False when the held call did not come from the block's current step.
+
+    A denied step is done too: asking again on every pass would never let the block end.
+    """
+    frame = stack.top_block(t.state)
+    if frame is None or step_id is None or frame.step_id != step_id:
+        return False
+    found = frame_block(t.definition, frame)
+    step = found[1].step(step_id) if found else None
+    if found is None or not isinstance(step, ExecuteToolStep):
+        return False
+    from keel.loop.blocks_run import advance
+
+    await advance(t, frame, found[1], step)
+    return True
 
 
 _HANDLERS = {

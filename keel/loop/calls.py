@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from keel.events.model import BotMessage, ToolCallRefused
-from keel.llm.port import AssistantChatMessage, ModelResponse, ToolCall
+from keel.llm.port import AssistantChatMessage, Message, ModelResponse, ToolCall
 from keel.loop import blocks_run, lifecycle, stack
 from keel.loop.builtins import run_builtin
 from keel.loop.machine import frame_block
@@ -101,14 +101,21 @@ async def _tool_calls(
         await t.say(BotMessage(text=text, response_source="llm"), in_transcript=False)
     by_name = {o.name: o for o in offers}
     stop = Next.CONTINUE
+    said: list[Message] = []
     for call in calls:
         if stop is not Next.CONTINUE:
             content = await refuse(
                 t, call, "tool.turn_ended", "not run: the turn ended", batch=batch
             )
         else:
+            mark = len(t.transcript)
             content, stop = await _one_call(t, call, by_name.get(call.name), batch)
+            # What the bot said while the call ran must not sit between the tool calls and
+            # their results (chat APIs reject that); it follows the batch's results.
+            said += t.transcript[mark:]
+            del t.transcript[mark:]
         t.transcript.append({"role": "tool", "tool_call_id": call.id, "content": content})
+    t.transcript += said
     if stop is Next.CONTINUE:
         await lifecycle.auto_complete(t)
     return stop

@@ -43,7 +43,7 @@ from keel.loop.knowledge import has_knowledge
 from keel.loop.model_call import call_model
 from keel.loop.offer import eligible_skills
 from keel.loop.recorder import Recorder
-from keel.loop.taps import apply_tap
+from keel.loop.taps import apply_tap, button_title
 from keel.loop.turn import Next, TurnContext
 from keel.project.definition import AgentDefinition
 from keel.stores.port import EventStore
@@ -103,11 +103,16 @@ class Engine:
         recorder = Recorder(
             store=self.store, conversation_id=conversation_id, state=fold(history), clock=self.clock
         )
-        if self._session_due(history):
+        if self._session_due(history, recorder.state):
             await self._session_start(recorder, history, metadata, text == SESSION_START)
+        # The turn below starts its own event list; the session start's belongs to the
+        # result too (a greeting comes before the answer, in one response).
+        started = tuple(recorder.events)
         if text != SESSION_START:
             await self._turn(recorder, history, text, metadata or {})
-        events = tuple(recorder.events)
+            events = started + tuple(recorder.events)
+        else:
+            events = started
         return TurnResult(
             bot_messages=tuple(e for e in events if isinstance(e, BotMessage)),
             stop_reason=recorder.state.last_stop_reason or "end_turn",
@@ -128,8 +133,11 @@ class Engine:
             on_tool_start=self.on_tool_start,
         )
 
-    def _session_due(self, history: tuple[Event, ...]) -> bool:
+    def _session_due(self, history: tuple[Event, ...], state: ConversationState) -> bool:
         if not any(isinstance(e, SessionStarted) for e in history):
+            return True
+        if state.status == "ended":
+            # After a hangup the session is over: the next message starts a new one.
             return True
         minutes = self.definition.config.session_config.session_expiration_time
         last = history[-1].timestamp
@@ -175,7 +183,12 @@ class Engine:
         await t.emit(
             TurnStarted(turn_id=t.turn_id),
             ConversationStateChanged(state="running"),
-            UserMessage(text=text, message_id=self.ids.new_id(), is_button_payload=is_tap),
+            UserMessage(
+                text=text,
+                message_id=self.ids.new_id(),
+                is_button_payload=is_tap,
+                button_title=button_title(metadata),
+            ),
         )
         try:
             outcome = await apply_tap(t, text, metadata) if is_tap else None

@@ -69,6 +69,17 @@ async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
         await t.utter("utter_offer_resume", extra={"skill": name})
 
 
+async def link(t: TurnContext, skill_id: str, target: str) -> None:
+    """A `link:` step: `skill_id` completes and `target` takes its place, with no return.
+
+    Unlike `finish`, nothing settles in between: the hand-over is not the end of the
+    user's request, so neither `default_completed` nor a resume offer may run first.
+    """
+    await t.emit(*stack.finish_skill(t.state, skill_id, completed=True))
+    await drop_resume_offer(t)
+    await activate(t, target, interrupt=False)
+
+
 async def after_pop(t: TurnContext) -> None:
     """A frame was removed: a block frame left on a `call:` step has had its call return."""
     from keel.loop.machine import frame_block, next_step_id
@@ -99,6 +110,11 @@ def resume_offer(t: TurnContext) -> str | None:
     """The skill a pending resume offer names, if any."""
     value = t.state.memory.get(RESUME_OFFER_KEY)
     return value if isinstance(value, str) else None
+
+
+def offered_this_turn(t: TurnContext) -> bool:
+    """The pending resume offer was made during the current turn (so it awaits an answer)."""
+    return any(isinstance(e, MemorySet) and e.key == RESUME_OFFER_KEY for e in t.recorder.events)
 
 
 async def drop_resume_offer(t: TurnContext) -> None:

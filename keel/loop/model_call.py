@@ -16,6 +16,7 @@ from keel.loop.prompt import (
     Situation,
     build_system_prompt,
 )
+from keel.loop.taps import read_as_title
 from keel.loop.turn import TurnContext
 from keel.skills import CollectStep
 
@@ -58,12 +59,15 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
 
 
 def history(t: TurnContext) -> list[Message]:
-    """Earlier user and bot messages (button payloads left out), oldest first."""
+    """Earlier user and bot messages, oldest first: `set:` payloads are left out (a
+    malformed one that came with a button title is shown as that title)."""
     messages: list[Message] = []
     turn_start = len(t.history)
     for index, event in enumerate(t.all_events()):
         if isinstance(event, UserMessage) and not event.is_button_payload:
             messages.append({"role": "user", "content": event.text})
+        elif isinstance(event, UserMessage) and read_as_title(event.text, event.button_title):
+            messages.append({"role": "user", "content": event.button_title or ""})
         elif isinstance(event, BotMessage) and index < turn_start:
             messages.append({"role": "assistant", "content": event.text})
     return messages[-HISTORY_MESSAGES:]

@@ -42,8 +42,25 @@ def _refusal(t: TurnContext, text: str) -> str | None:
     return None
 
 
+def button_title(metadata: Mapping[str, JsonValue]) -> str | None:
+    """The tapped button's title, when the channel sent one (`button_title` metadata)."""
+    title = metadata.get("button_title")
+    return title if isinstance(title, str) and title.strip() else None
+
+
+def read_as_title(text: str, title: str | None) -> bool:
+    """A malformed `set:` payload whose button title came along is read as that title."""
+    return title is not None and not isinstance(parse_set_payload(text), SetPayload)
+
+
 async def apply_tap(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) -> Next | None:
-    """Apply the tap; None lets the turn go on, `Next.WAIT` when it was skipped."""
+    """Apply the tap; None lets the turn go on, `Next.WAIT` when it was skipped.
+
+    A malformed payload with a button title is not a tap: the turn goes on and the model
+    reads the title as the user's words (spec §3.5).
+    """
+    if read_as_title(text, button_title(metadata)):
+        return None
     reason = _refusal(t, text)
     payload = parse_set_payload(text)
     planned: PlannedWrite | Refusal | None = None

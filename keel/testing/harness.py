@@ -71,7 +71,11 @@ class ConversationHarness:
 
     def _tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
         if self._task is not None and name == self._cancel_on:
-            self._task.cancel()
+            # Cancel from outside, on the next loop iteration: the tool is then suspended at
+            # its first await, as with a real barge-in. Cancelling synchronously here would
+            # mark the task before the tool is even called, which the tool runner cannot tell
+            # apart from the tool raising CancelledError itself.
+            asyncio.get_running_loop().call_soon(self._task.cancel)
 
     async def send_cancelling(self, text: str, *, on_tool: str) -> None:
         """Send a message and cancel the turn as soon as tool `on_tool` starts running.

@@ -6,8 +6,10 @@ tests of the runner use small doubles that do too.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
+from keel.events.base import JsonValue
 from keel.events.fold import ConversationState
 from keel.events.model import BotMessage, EventBase
 
@@ -34,8 +36,12 @@ class TurnOutcome(Protocol):
 class Harness(Protocol):
     """One conversation with an agent, driven message by message."""
 
-    async def send(self, text: str) -> TurnOutcome:
-        """Handle one user message (typed text or a button payload) as one turn."""
+    async def send(
+        self, text: str, *, metadata: Mapping[str, JsonValue] | None = None
+    ) -> TurnOutcome:
+        """Handle one user message (typed text or a button payload) as one turn; `metadata`
+        is the channel's metadata for the message (the runner passes it only when a test
+        gives some)."""
         ...
 
     @property
@@ -46,4 +52,18 @@ class Harness(Protocol):
     @property
     def state(self) -> ConversationState:
         """The conversation state (the fold of `events`)."""
+        ...
+
+
+@runtime_checkable
+class CancellingHarness(Protocol):
+    """A harness that can cancel a turn while a tool runs (`user: {cancel_on_tool: ...}`)."""
+
+    async def send_cancelling(self, text: str, *, on_tool: str) -> None:
+        """Send `text` and cancel the turn as soon as tool `on_tool` starts running."""
+        ...
+
+    @property
+    def state(self) -> ConversationState:
+        """The conversation state after the cancelled turn."""
         ...

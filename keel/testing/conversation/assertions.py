@@ -14,6 +14,7 @@ from typing import Any
 from keel.events.base import EventBase, to_plain
 from keel.events.fold import ConversationState
 from keel.events.model import BotMessage
+from keel.llm.port import ModelRequest
 from keel.testing.conversation.matching import (
     describe_event,
     event_matches,
@@ -29,6 +30,7 @@ from keel.testing.conversation.spec import (
     MemoryCheck,
     NoEventsCheck,
     PendingConfirmationCheck,
+    RequestCheck,
     StatusCheck,
     StepCheck,
     StopReasonCheck,
@@ -51,6 +53,9 @@ class Observation:
 
     replies_left: int = 0
     """Scripted replies not yet used."""
+
+    requests: tuple[ModelRequest, ...] = ()
+    """Every request the scripted model received, in order."""
 
     @property
     def bot_messages(self) -> tuple[BotMessage, ...]:
@@ -199,6 +204,45 @@ def _pending(check: PendingConfirmationCheck, obs: Observation) -> str | None:
     return f"pending_confirmation: expected {check.tool_name!r}, got {actual!r}"
 
 
+def _request(check: RequestCheck, obs: Observation) -> str | None:
+    count = len(obs.requests)
+    index = check.number - 1 if check.number > 0 else count + check.number
+    which = "the last model request" if check.number == -1 else f"model request {check.number}"
+    if not 0 <= index < count:
+        return f"{which}: the scripted model received only {count} request(s)"
+    request = obs.requests[index]
+    offered = [tool.name for tool in request.tools]
+    problems: list[str] = []
+    if check.offered is not None and sorted(offered) != sorted(check.offered):
+        missing = sorted(set(check.offered) - set(offered))
+        extra = sorted(set(offered) - set(check.offered))
+        problems.append(f"offered {offered} (missing {missing}, unexpected {extra})")
+    shown = [name for name in check.not_offered if name in offered]
+    if shown:
+        problems.append(f"offered {shown}, which must not be offered")
+    text = request_text(request)
+    problems += [
+        f"no {t.describe()} in the prompt" for t in check.contains if not t.occurs_in(text)
+    ]
+    problems += [f"{t.describe()} is in the prompt" for t in check.lacks if t.occurs_in(text)]
+    return f"{which}: " + "; ".join(problems) if problems else None
+
+
+def request_text(request: ModelRequest) -> str:
+    """Everything the model read in a request, separated by blank lines: each message's
+    text, the tool calls as `name(arguments)`, and each offered tool as `name: description`."""
+    parts: list[str] = []
+    for message in request.messages:
+        if message["content"]:
+            parts.append(message["content"])
+        if message["role"] == "assistant":
+            for call in message.get("tool_calls", ()):
+                function = call["function"]
+                parts.append(f"{function['name']}({function['arguments']})")
+    parts += [f"{tool.name}: {tool.description}" for tool in request.tools]
+    return "\n\n".join(parts)
+
+
 _CHECKERS: Mapping[type, Callable[[Any, Observation], str | None]] = MappingProxyType(
     {
         MemoryCheck: _memory,
@@ -210,6 +254,7 @@ _CHECKERS: Mapping[type, Callable[[Any, Observation], str | None]] = MappingProx
         StopReasonCheck: _stop_reason,
         CountCheck: _count,
         PendingConfirmationCheck: _pending,
+        RequestCheck: _request,
     }
 )
 

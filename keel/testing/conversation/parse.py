@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from keel.events.base import JsonValue, NotJsonValue, freeze_json
 from keel.project.diagnostics import Diagnostic
 from keel.project.yamlsrc import load_yaml, own_line
 from keel.testing.conversation.discover import resolve_agent
@@ -30,6 +31,7 @@ from keel.testing.yamltext import restore_texts
 _FILE_KEYS = frozenset({"agent", "tests", "description"})
 _CASE_KEYS = frozenset({"name", "steps", "allow_leftover", "description"})
 _STEP_KEYS = ("user", "model", "bot", "assert")
+_USER_KEYS = ("text", "metadata", "cancel_on_tool")
 
 
 def parse_test_file(
@@ -135,10 +137,7 @@ def _step(item: object, line: int | None, sink: Sink) -> Step | None:
         return None
     key, value = next(iter(item.items()))
     if key == "user":
-        if not isinstance(value, str):
-            sink.error("test.step.user", line, "user takes the text to send (quote it)")
-            return None
-        return UserStep(line=line, text=value)
+        return _user(value, line, sink)
     if key == "model":
         replies = _replies(value, line, sink)
         return None if replies is None else ModelStep(line=line, replies=replies)
@@ -147,6 +146,38 @@ def _step(item: object, line: int | None, sink: Sink) -> Step | None:
         return None if expect is None else BotStep(line=line, expect=expect)
     checks = parse_assert(value, line, sink)
     return None if checks is None else AssertStep(line=line, checks=checks)
+
+
+def _user(value: object, line: int | None, sink: Sink) -> UserStep | None:
+    """`user: <text>` or `user: {text, metadata?, cancel_on_tool?}`."""
+    if isinstance(value, str):
+        return UserStep(line=line, text=value)
+    if not isinstance(value, Mapping) or not isinstance(value.get("text"), str):
+        sink.error("test.step.user", line, "user takes the text to send (quote it), or {text: ...}")
+        return None
+    errors = len(sink.diagnostics)
+    for key in value:
+        if key not in _USER_KEYS:
+            known = ", ".join(_USER_KEYS)
+            sink.error(
+                "test.step.user", line_in(value, key, line), f"unknown key {key!r} ({known})"
+            )
+    metadata = value.get("metadata")
+    frozen: tuple[tuple[str, JsonValue], ...] | None = None
+    if metadata is not None:
+        if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
+            sink.error("test.step.user", line_in(value, "metadata", line), "metadata is a mapping")
+        else:
+            try:
+                frozen = tuple((str(k), freeze_json(v)) for k, v in metadata.items())
+            except NotJsonValue as exc:
+                sink.error("test.step.user", line_in(value, "metadata", line), f"not JSON: {exc}")
+    tool = value.get("cancel_on_tool")
+    if tool is not None and (not isinstance(tool, str) or not tool):
+        sink.error("test.step.user", line_in(value, "cancel_on_tool", line), "a tool name")
+    if len(sink.diagnostics) > errors:
+        return None
+    return UserStep(line=line, text=value["text"], metadata=frozen, cancel_on_tool=tool)
 
 
 def _replies(value: object, line: int | None, sink: Sink) -> tuple[ScriptedReply, ...] | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 
 from keel.events.base import ConversationStatus, JsonValue, NotJsonValue, StopReason, freeze_json
 from keel.events.model import EVENT_TYPES
 from keel.testing.conversation.assertions import COUNT_KEYS
+from keel.testing.conversation.parse_requests import REQUEST_KEYS, parse_request, parse_request_key
+from keel.testing.conversation.parse_text import parse_text, regex_ok
 from keel.testing.conversation.sink import Sink, line_in
 from keel.testing.conversation.spec import (
     REGEX_PREFIX,
@@ -27,22 +28,10 @@ from keel.testing.conversation.spec import (
     StatusCheck,
     StepCheck,
     StopReasonCheck,
-    TextExpect,
 )
 
 _STATUSES = frozenset(typing.get_args(ConversationStatus))
 _STOP_REASONS = frozenset(typing.get_args(StopReason))
-
-
-def parse_text(value: object, line: int | None, sink: Sink, what: str) -> TextExpect | None:
-    """Exact text or `re:<pattern>` (the pattern must compile)."""
-    if not isinstance(value, str):
-        sink.error("test.text.invalid", line, f"{what} must be text (quote it)")
-        return None
-    expect = TextExpect.parse(value)
-    if expect.regex and not _regex_ok(expect.text, line, sink):
-        return None
-    return expect
 
 
 def parse_bot(value: object, line: int | None, sink: Sink) -> BotExpect | None:
@@ -106,8 +95,11 @@ def parse_assert(value: object, line: int | None, sink: Sink) -> tuple[Check, ..
         parser = _PARSERS.get(key)
         if parser is None and key in COUNT_KEYS:
             parser = _count_parser(key)
+        if parser is None and key in REQUEST_KEYS:
+            checks.extend(parse_request_key(key, raw, at, sink))
+            continue
         if parser is None:
-            known = ", ".join(sorted([*_PARSERS, *COUNT_KEYS]))
+            known = ", ".join(sorted([*_PARSERS, *COUNT_KEYS, *REQUEST_KEYS]))
             sink.error("test.assert.unknown_key", at, f"unknown check {key!r} (known: {known})")
             continue
         checks.extend(parser(raw, at, sink))
@@ -238,6 +230,7 @@ _PARSERS: Mapping[str, _Parser] = {
     "state": _choice("state", _STATUSES, lambda s: StatusCheck(status=s)),
     "stop_reason": _choice("stop_reason", _STOP_REASONS, lambda r: StopReasonCheck(reason=r)),
     "pending_confirmation": _pending,
+    "request": parse_request,
 }
 
 
@@ -251,20 +244,11 @@ def _json(value: object, line: int | None, sink: Sink) -> tuple[bool, JsonValue]
 
 def _regexes_ok(value: object, line: int | None, sink: Sink) -> bool:
     if isinstance(value, str):
-        return not value.startswith(REGEX_PREFIX) or _regex_ok(
+        return not value.startswith(REGEX_PREFIX) or regex_ok(
             value[len(REGEX_PREFIX) :], line, sink
         )
     if isinstance(value, Mapping):
         return all(_regexes_ok(item, line, sink) for item in value.values())
     if isinstance(value, list):
         return all(_regexes_ok(item, line, sink) for item in value)
-    return True
-
-
-def _regex_ok(pattern: str, line: int | None, sink: Sink) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        sink.error("test.regex.invalid", line, f"bad regular expression {pattern!r}: {exc}")
-        return False
     return True

@@ -32,7 +32,7 @@ from keel.testing.conversation.spec import (
     UserStep,
     step_label,
 )
-from keel.testing.harness_protocol import Harness
+from keel.testing.harness_protocol import CancellingHarness, Harness
 from keel.testing.scripted import ScriptedModel
 
 HarnessFactory = Callable[[Path, ScriptedModel], Harness]
@@ -58,6 +58,7 @@ class _Run:
             stop_reason=self.stop_reason,
             model_calls=len(self.model.requests),
             replies_left=len(self.model.remaining),
+            requests=self.model.requests,
         )
 
 
@@ -92,7 +93,9 @@ async def _play(step: Step, run: _Run) -> tuple[str, ...]:
         run.model.extend(step.replies)
         return ()
     if isinstance(step, UserStep):
-        return await _send(step.text, run)
+        if step.cancel_on_tool is not None:
+            return await _send_cancelling(step, step.cancel_on_tool, run)
+        return await _send(step, run)
     if isinstance(step, BotStep):
         run.bots_checked += 1
         bots = run.observe().bot_messages
@@ -103,14 +106,34 @@ async def _play(step: Step, run: _Run) -> tuple[str, ...]:
     return run_checks(step.checks, run.observe())
 
 
-async def _send(text: str, run: _Run) -> tuple[str, ...]:
+async def _send(step: UserStep, run: _Run) -> tuple[str, ...]:
     try:
-        outcome = await run.harness.send(text)
+        if step.metadata is None:
+            outcome = await run.harness.send(step.text)
+        else:
+            outcome = await run.harness.send(step.text, metadata=dict(step.metadata))
     except Exception as exc:  # any engine failure fails the test, with its message
         return (f"the engine raised {type(exc).__name__}: {exc}",)
     run.stop_reason = outcome.stop_reason
     if run.model.exhaustion is not None:
         return (str(run.model.exhaustion),)
+    return ()
+
+
+async def _send_cancelling(step: UserStep, tool: str, run: _Run) -> tuple[str, ...]:
+    """Send the message and cancel the turn once `tool` starts; the turn must end cancelled."""
+    harness = run.harness
+    if not isinstance(harness, CancellingHarness):
+        return ("this harness cannot cancel a turn (it has no send_cancelling)",)
+    try:
+        await harness.send_cancelling(step.text, on_tool=tool)
+    except Exception as exc:  # any engine failure fails the test, with its message
+        return (f"the engine raised {type(exc).__name__}: {exc}",)
+    run.stop_reason = harness.state.last_stop_reason
+    if run.model.exhaustion is not None:
+        return (str(run.model.exhaustion),)
+    if run.stop_reason != "cancelled":
+        return (f"the turn was not cancelled: tool {tool!r} never started",)
     return ()
 
 

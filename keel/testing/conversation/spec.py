@@ -38,6 +38,12 @@ class TextExpect:
             return re.search(self.text, actual) is not None
         return actual == self.text
 
+    def occurs_in(self, actual: str) -> bool:
+        """Whether the text is part of `actual` (or the pattern matches somewhere in it)."""
+        if self.regex:
+            return re.search(self.text, actual) is not None
+        return self.text in actual
+
     def describe(self) -> str:
         """As written in the test, quoted."""
         return f"re:{self.text!r}" if self.regex else repr(self.text)
@@ -148,6 +154,27 @@ class PendingConfirmationCheck:
     tool_name: str | None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestCheck:
+    """Checks of one request the scripted model received (`offered_tools`, `not_offered`,
+    `prompt_contains`, `prompt_lacks`, or all of them under `request:`)."""
+
+    number: int = -1
+    """Which request: 1-based from the start of the test; negative counts from the end."""
+
+    offered: tuple[str, ...] | None = None
+    """Exactly these tools were offered (order ignored); None: not checked."""
+
+    not_offered: tuple[str, ...] = ()
+    """None of these tools was offered."""
+
+    contains: tuple[TextExpect, ...] = ()
+    """Each text (or `re:` pattern) occurs in the request's messages."""
+
+    lacks: tuple[TextExpect, ...] = ()
+    """No text (or `re:` pattern) occurs in the request's messages."""
+
+
 Check: TypeAlias = (
     MemoryCheck
     | EventsCheck
@@ -158,6 +185,7 @@ Check: TypeAlias = (
     | StopReasonCheck
     | CountCheck
     | PendingConfirmationCheck
+    | RequestCheck
 )
 """One check of an `assert:` step."""
 
@@ -171,6 +199,11 @@ class UserStep:
 
     line: int | None
     text: str
+    metadata: tuple[tuple[str, JsonValue], ...] | None = None
+    """Channel metadata sent with the message (`user: {text, metadata}`)."""
+
+    cancel_on_tool: str | None = None
+    """Cancel the turn as soon as this tool starts running (`user: {text, cancel_on_tool}`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
