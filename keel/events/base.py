@@ -36,6 +36,7 @@ ResponseSource = Literal["verbatim", "llm", "filler", "rephrased"]
 FrameType = Literal["skill", "ordered_block"]
 StopReason = Literal["end_turn", "paused", "budget_exhausted", "cancelled", "error"]
 ConversationStatus = Literal["idle", "running", "paused", "ended", "failed"]
+RoutingSource = Literal["slash", "sticky", "router", "model", "none"]
 
 
 class NotJsonValue(KeelError, TypeError):

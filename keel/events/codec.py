@@ -28,7 +28,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -36,6 +36,7 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         "mcp_tool_executed, slot_set, stack_changed (full stack), step_advanced, pause points, "
         "session/message/turn events, conversation_state_changed, model_called, stage_timed",
         2: "adds tool_call_refused",
+        3: "adds routing_decided and history_compressed",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -52,7 +53,12 @@ def _v1_to_v2(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
-UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2})
+def _v2_to_v3(data: dict[str, object]) -> dict[str, object]:
+    # Version 3 only adds kinds: every version 2 event already has its version 3 shape.
+    return data
+
+
+UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2, 2: _v2_to_v3})
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 
 _ENVELOPE = frozenset({"type", "v"})

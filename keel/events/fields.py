@@ -94,6 +94,10 @@ _SIMPLE: dict[object, Reader] = {
 }
 
 
+_SCALARS = (str, int, float, bool)
+"""Item types allowed in `tuple[X, ...]` fields besides value dataclasses."""
+
+
 def _literal_reader(allowed: tuple[object, ...]) -> Reader:
     def read_literal(value: object) -> object:
         if isinstance(value, str) and value in allowed:
@@ -103,14 +107,21 @@ def _literal_reader(allowed: tuple[object, ...]) -> Reader:
     return read_literal
 
 
-def _tuple_reader(item_cls: type) -> Reader:
+def _dataclass_reader(cls: type) -> Reader:
+    def read_dataclass(value: object) -> object:
+        return _read_value(cls, value)
+
+    return read_dataclass
+
+
+def _tuple_reader(read_item: Reader) -> Reader:
     def read_tuple(value: object) -> object:
         if not isinstance(value, list | tuple):
             raise _wrong("an array", value)
         items: list[object] = []
         for index, item in enumerate(value):
             try:
-                items.append(_read_value(item_cls, item))
+                items.append(read_item(item))
             except _Invalid as exc:
                 raise _Invalid(f"[{index}]{exc.detail}") from None
         return tuple(items)
@@ -130,7 +141,9 @@ def reader_for(tp: object) -> Reader:
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         item = args[0]
         if isinstance(item, type) and dataclasses.is_dataclass(item):
-            return _tuple_reader(item)
+            return _tuple_reader(_dataclass_reader(item))
+        if item in _SCALARS:
+            return _tuple_reader(_SIMPLE[item])
     raise TypeError(f"no JSON reader for field type {tp!r}")
 
 

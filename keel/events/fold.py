@@ -20,6 +20,9 @@ Skill lifecycle, flow, tool, message and measurement events record what happened
 not change this state: the engine writes the stack and memory changes they imply as
 their own events, so the fold never needs the agent definition. `tool_call_refused` is
 ignored on purpose too: a refused proposal changed nothing, it is logged only as a record.
+So are `routing_decided` and `history_compressed` (schema v3): a routing decision's effect
+is the activation events and stack change that follow it, and compressing the history sent
+to a model changes what the model saw, never the conversation state.
 Events that do not fit the state (a step for an unknown frame, a resolution of another
 pause) are ignored: the log is the truth and the fold never fails.
 """

@@ -16,6 +16,7 @@ means adding its class here, to the union, and a bump of the codec's schema summ
 | conversation | session_started, user_message, bot_message, bot_turn_ended, turn_started, |
 |  | turn_ended, conversation_state_changed |
 | measurements | model_called, stage_timed |
+| decisions (v3) | routing_decided, history_compressed |
 """
 
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ from keel.events.base import (
     JsonValue,
     NotJsonValue,
     ResponseSource,
+    RoutingSource,
     StackFrame,
     StopReason,
     ToolSource,
@@ -49,6 +51,7 @@ from keel.events.conversation import (
     TurnStarted,
     UserMessage,
 )
+from keel.events.decisions import HistoryCompressed, RoutingDecided
 from keel.events.effects import (
     McpToolExecuted,
     MemoryCleared,
@@ -114,6 +117,8 @@ Event: TypeAlias = (
     | ConversationStateChanged
     | ModelCalled
     | StageTimed
+    | RoutingDecided
+    | HistoryCompressed
 )
 """Any event Keel writes to a conversation log."""
 
@@ -152,6 +157,8 @@ _ALL: tuple[type[Event], ...] = (
     ConversationStateChanged,
     ModelCalled,
     StageTimed,
+    RoutingDecided,
+    HistoryCompressed,
 )
 
 EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType({cls.kind: cls for cls in _ALL})
@@ -173,6 +180,7 @@ __all__ = [
     "FlowResumed",
     "FlowStarted",
     "FrameType",
+    "HistoryCompressed",
     "JsonMapping",
     "JsonValue",
     "McpToolExecuted",
@@ -188,6 +196,8 @@ __all__ = [
     "PausePointCreated",
     "PausePointResolved",
     "ResponseSource",
+    "RoutingDecided",
+    "RoutingSource",
     "SessionStarted",
     "SkillActivated",
     "SkillCancelled",

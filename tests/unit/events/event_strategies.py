@@ -45,7 +45,8 @@ def for_type(tp: object) -> st.SearchStrategy[object]:
     if origin is Literal:
         return st.sampled_from(args)
     if origin is tuple:
-        return st.lists(for_class(args[0]), max_size=3).map(tuple)
+        item = _SIMPLE[args[0]] if args[0] in _SIMPLE else for_class(args[0])
+        return st.lists(item, max_size=3).map(tuple)
     raise TypeError(f"no strategy for {tp!r}")
 
 

@@ -1,6 +1,7 @@
 """The versioned JSON codec: round trips, envelope, rejections, upcasting, JSONL."""
 
 import json
+from collections.abc import Callable
 
 import pytest
 from event_strategies import any_event, events_of
@@ -30,10 +31,15 @@ from keel.events.model import (
     BotMessage,
     Button,
     Event,
+    HistoryCompressed,
     MemorySet,
+    RoutingDecided,
     SkillActivated,
     ToolCallRefused,
 )
+
+_V3_KINDS = {"routing_decided", "history_compressed"}
+_V2_KINDS = {"tool_call_refused"}
 
 
 @pytest.mark.parametrize("kind", sorted(EVENT_TYPES))
@@ -87,10 +93,11 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
     assert "tool_call_refused" in SCHEMA_VERSIONS[2]
+    assert all(kind in SCHEMA_VERSIONS[3] for kind in _V3_KINDS)
 
 
 def test_new_events_are_written_at_the_current_version() -> None:
@@ -98,14 +105,42 @@ def test_new_events_are_written_at_the_current_version() -> None:
     assert json.loads(dumps_event(SkillActivated(skill_id="s")))["v"] == SCHEMA_VERSION
 
 
-@given(events_of(sorted(set(EVENT_TYPES) - {"tool_call_refused"})))
-def test_v1_events_decode_unchanged_through_the_v1_to_v2_upcaster(event: Event) -> None:
-    # Version 2 only added a kind, so a version 1 event is the same event at version 2.
+@given(events_of(sorted(set(EVENT_TYPES) - _V2_KINDS - _V3_KINDS)))
+def test_v1_events_decode_unchanged_through_the_v1_to_v2_to_v3_upcasters(event: Event) -> None:
+    # Versions 2 and 3 only added kinds, so a version 1 event is the same event at 3.
     old = {**encode_event(event), "v": 1}
     before = dict(old)
     assert decode_event(old) == event
     assert UPCASTERS[1](dict(old)) == old
+    assert UPCASTERS[2](dict(old)) == old
     assert old == before
+
+
+@given(events_of(sorted(set(EVENT_TYPES) - _V3_KINDS)))
+def test_v2_events_decode_unchanged_through_the_v2_to_v3_upcaster(event: Event) -> None:
+    # Version 3 only added kinds, so a version 2 event is the same event at version 3.
+    old = {**encode_event(event), "v": 2}
+    before = dict(old)
+    assert decode_event(old) == event
+    assert UPCASTERS[2](dict(old)) == old
+    assert old == before
+
+
+def test_upcasting_a_v1_event_walks_every_upcaster_in_order() -> None:
+    seen: list[int] = []
+
+    def step(version: int) -> Callable[[dict[str, object]], dict[str, object]]:
+        def upcast(data: dict[str, object]) -> dict[str, object]:
+            seen.append(version)
+            assert data["v"] == version
+            return data
+
+        return upcast
+
+    old = {"type": "skill_activated", "v": 1, "skill_id": "s"}
+    decoded = decode_event(old, upcasters={1: step(1), 2: step(2)})
+    assert decoded == SkillActivated(skill_id="s")
+    assert seen == [1, 2]
 
 
 def test_tool_call_refused_encodes_flat_with_its_defaults() -> None:
@@ -119,7 +154,7 @@ def test_tool_call_refused_encodes_flat_with_its_defaults() -> None:
     encoded = encode_event(event)
     assert encoded == {
         "type": "tool_call_refused",
-        "v": 2,
+        "v": SCHEMA_VERSION,
         "tool_name": "set_fields",
         "arguments": '{"project.tier": "gold"',
         "code": "memory.write.not_llm_settable",
@@ -133,6 +168,73 @@ def test_tool_call_refused_encodes_flat_with_its_defaults() -> None:
     assert loads_event(dumps_event(event)) == event
     with pytest.raises(MalformedEvent, match="arguments"):
         decode_event({**encoded, "arguments": {"project.tier": "gold"}})
+
+
+def test_routing_decided_encodes_flat_with_its_defaults() -> None:
+    event = RoutingDecided(source="model", skill_id="return_order", tier="default")
+    encoded = encode_event(event)
+    assert encoded == {
+        "type": "routing_decided",
+        "v": SCHEMA_VERSION,
+        "source": "model",
+        "skill_id": "return_order",
+        "tier": "default",
+        "confidence": None,
+        "candidates": [],
+        "reason": "",
+        "timestamp": 0.0,
+        "metadata": {},
+    }
+    full = RoutingDecided(
+        source="router",
+        skill_id=None,
+        tier="router",
+        confidence=0.25,
+        candidates=("return_order", "order_status"),
+        reason="below threshold",
+    )
+    assert loads_event(dumps_event(full)) == full
+    assert encode_event(full)["candidates"] == ["return_order", "order_status"]
+    with pytest.raises(MalformedEvent, match="source"):
+        decode_event({**encoded, "source": "telepathy"})
+    with pytest.raises(MalformedEvent, match=r"candidates\[1\]"):
+        decode_event({**encoded, "candidates": ["return_order", 7]})
+    with pytest.raises(MalformedEvent, match="candidates"):
+        decode_event({**encoded, "candidates": "return_order"})
+
+
+def test_history_compressed_encodes_flat_with_its_defaults() -> None:
+    event = HistoryCompressed(
+        budget_tokens=4000, tokens_before=6100, tokens_after=3900, dropped_messages=9
+    )
+    encoded = encode_event(event)
+    assert encoded == {
+        "type": "history_compressed",
+        "v": SCHEMA_VERSION,
+        "budget_tokens": 4000,
+        "tokens_before": 6100,
+        "tokens_after": 3900,
+        "dropped_messages": 9,
+        "summarized_messages": 0,
+        "kept": [],
+        "model": "",
+        "timestamp": 0.0,
+        "metadata": {},
+    }
+    full = HistoryCompressed(
+        budget_tokens=4000,
+        tokens_before=6100,
+        tokens_after=3900,
+        dropped_messages=9,
+        summarized_messages=4,
+        kept=("pending_confirmation", "collected_values"),
+        model="gpt-4.1-mini",
+    )
+    assert loads_event(dumps_event(full)) == full
+    with pytest.raises(MalformedEvent, match="budget_tokens"):
+        decode_event({**encoded, "budget_tokens": 4000.5})
+    with pytest.raises(MalformedEvent, match=r"kept\[0\]"):
+        decode_event({**encoded, "kept": [None]})
 
 
 def _encoded(**overrides: object) -> dict[str, object]:

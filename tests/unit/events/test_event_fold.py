@@ -22,10 +22,12 @@ from keel.events.model import (
     Button,
     ConversationStateChanged,
     Event,
+    HistoryCompressed,
     MemoryCleared,
     MemorySet,
     PausePointCreated,
     PausePointResolved,
+    RoutingDecided,
     SessionStarted,
     SkillActivated,
     SlotSet,
@@ -258,11 +260,24 @@ def test_record_only_events_leave_the_state_alone_but_count() -> None:
                 message="project.a cannot be set by the model",
                 tool_call_id="c2",
             ),
+            RoutingDecided(
+                source="model",
+                skill_id="other",
+                tier="default",
+                candidates=("returns", "other"),
+            ),
+            HistoryCompressed(
+                budget_tokens=100,
+                tokens_before=250,
+                tokens_after=90,
+                dropped_messages=6,
+                kept=("pending_confirmation",),
+            ),
         ],
         base,
     )
     assert after == ConversationState(
-        status=base.status, stack=base.stack, memory=base.memory, last_seq=base.last_seq + 3
+        status=base.status, stack=base.stack, memory=base.memory, last_seq=base.last_seq + 5
     )
 
 
@@ -295,6 +310,8 @@ def test_every_kind_is_either_folded_or_knowingly_ignored() -> None:
         "tool_executed",
         "mcp_tool_executed",
         "tool_call_refused",
+        "routing_decided",
+        "history_compressed",
         "user_message",
         "bot_turn_ended",
         "model_called",

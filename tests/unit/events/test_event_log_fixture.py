@@ -14,7 +14,18 @@ import pytest
 
 from keel.events.codec import SCHEMA_VERSION, SCHEMA_VERSIONS, dumps, encode_event, loads
 from keel.events.fold import fold, state_to_json
-from keel.events.model import EVENT_TYPES, ToolCallRefused, TurnEnded
+from keel.events.model import (
+    EVENT_TYPES,
+    Event,
+    HistoryCompressed,
+    ModelCalled,
+    RoutingDecided,
+    SkillActivated,
+    ToolCallRefused,
+    TurnEnded,
+    TurnStarted,
+    UserMessage,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "event_log"
 
@@ -60,6 +71,7 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
     {
         1: _V1_KINDS,
         2: _V1_KINDS | {"tool_call_refused"},
+        3: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
     }
 )
 """Schema version -> every event kind that existed at it (what its fixture must hold)."""
@@ -132,3 +144,53 @@ def test_v2_log_records_a_refused_call_that_changes_no_state() -> None:
     before, after = fold(events[:at]), fold(events[: at + 1])
     assert after.last_seq == before.last_seq + 1
     assert state_to_json(after) == {**state_to_json(before), "last_seq": after.last_seq}
+
+
+def _record_only_changes_nothing(events: list[Event], at: int) -> None:
+    before, after = fold(events[:at]), fold(events[: at + 1])
+    assert after.last_seq == before.last_seq + 1
+    assert state_to_json(after) == {**state_to_json(before), "last_seq": after.last_seq}
+
+
+def test_v3_log_decides_routing_before_every_activation_that_follows_a_user_message() -> None:
+    events = loads(_text(3))
+    routed: list[tuple[str, str | None]] = []
+    message_seen = decided = False
+    for at, event in enumerate(events):
+        if isinstance(event, TurnStarted):
+            message_seen = decided = False
+        elif isinstance(event, UserMessage):
+            message_seen = True
+        elif isinstance(event, RoutingDecided):
+            assert message_seen
+            decided = True
+            routed.append((event.source, event.skill_id))
+            _record_only_changes_nothing(events, at)
+        elif isinstance(event, SkillActivated) and message_seen:
+            assert decided, f"skill_activated {event.skill_id} at {at} has no routing decision"
+    assert routed == [
+        ("model", "return_order"),
+        ("model", "order_status"),
+        ("sticky", "return_order"),
+    ]
+
+
+def test_v3_log_compresses_history_right_before_a_model_call_without_changing_state() -> None:
+    events = loads(_text(3))
+    at = next(i for i, e in enumerate(events) if isinstance(e, HistoryCompressed))
+    compressed, call = events[at], events[at + 1]
+    assert isinstance(compressed, HistoryCompressed)
+    assert isinstance(call, ModelCalled)
+    assert compressed.model == call.model
+    assert compressed.tokens_after <= compressed.budget_tokens < compressed.tokens_before
+    assert "pending_confirmation" in compressed.kept
+    assert fold(events[:at]).pending_confirmation is not None
+    _record_only_changes_nothing(events, at)
+
+
+def test_v3_log_is_the_v2_log_plus_the_v3_kinds() -> None:
+    added = (RoutingDecided, HistoryCompressed)
+    v3 = loads(_text(3))
+    assert [e for e in v3 if not isinstance(e, added)] == loads(_text(2))
+    v2_state = json.loads((FIXTURES / "v2.state.json").read_text(encoding="utf-8"))
+    assert state_to_json(fold(v3)) == {**v2_state, "last_seq": len(v3)}

@@ -14,7 +14,9 @@ from keel.events.model import (
     EVENT_TYPES,
     BotMessage,
     Button,
+    HistoryCompressed,
     MemorySet,
+    RoutingDecided,
     SkillActivated,
     SkillCancelled,
     SkillInterrupted,
@@ -62,6 +64,8 @@ ALL_KINDS = SEED_001_KINDS | {
     "model_called",
     "stage_timed",
     "tool_call_refused",
+    "routing_decided",
+    "history_compressed",
 }
 
 
@@ -214,3 +218,41 @@ def test_tool_call_refused_keeps_the_raw_argument_text() -> None:
         tool_name="listen", arguments="{}", code="listen.dropped", message="", tool_call_id="c"
     )
     assert (defaults.tool_batch_id, defaults.retryable) == (None, False)
+
+
+def test_routing_decided_defaults_and_frozen_candidates() -> None:
+    candidates = ["return_order", "order_status"]
+    event = RoutingDecided(
+        source="router",
+        skill_id="order_status",
+        tier="router",
+        confidence=0.92,
+        candidates=candidates,  # type: ignore[arg-type]
+    )
+    candidates.append("faq")
+    assert event.kind == "routing_decided"
+    assert event.candidates == ("return_order", "order_status")
+    assert event == RoutingDecided(
+        source="router",
+        skill_id="order_status",
+        tier="router",
+        confidence=0.92,
+        candidates=("return_order", "order_status"),
+    )
+    none = RoutingDecided(source="none", skill_id=None, tier=None)
+    assert (none.confidence, none.candidates, none.reason) == (None, (), "")
+
+
+def test_history_compressed_defaults_and_frozen_kept_labels() -> None:
+    kept = ["pending_confirmation", "current_turn_tool_results"]
+    event = HistoryCompressed(
+        budget_tokens=4000,
+        tokens_before=6100,
+        tokens_after=3900,
+        dropped_messages=9,
+        kept=kept,  # type: ignore[arg-type]
+    )
+    kept.clear()
+    assert event.kind == "history_compressed"
+    assert event.kept == ("pending_confirmation", "current_turn_tool_results")
+    assert (event.summarized_messages, event.model) == (0, "")
