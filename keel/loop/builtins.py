@@ -32,7 +32,7 @@ from keel.loop.offer import (
     block_targets,
     eligible_skills,
 )
-from keel.loop.tools_run import CallSite, record_run, run_builder_tool
+from keel.loop.tools_run import CallSite, gate_open, record_run, run_builder_tool
 from keel.loop.turn import Next, TurnContext
 from keel.skills import ExecuteToolStep
 from keel.tools import ToolResult
@@ -257,6 +257,15 @@ async def _run_confirmed(t: TurnContext, pending: PendingConfirmation, site: Cal
     skill = t.definition.skill(pending.skill_id or "")
     if skill is None or pending.tool_name not in skill.tools:
         return _Done(_error(f"the confirmed tool {pending.tool_name} is not available"))
+    if not gate_open(t, skill, pending.tool_name):
+        # The gate is checked again at dispatch, also for an approved call (fail closed).
+        return await _refused(
+            t,
+            _call_of(pending, site),
+            site,
+            "tool.requires_closed",
+            f"{pending.tool_name} is not available now; it did not run",
+        )
     confirmed = CallSite(
         call_id=site.call_id,
         batch_id=site.batch_id,
@@ -266,6 +275,11 @@ async def _run_confirmed(t: TurnContext, pending: PendingConfirmation, site: Cal
     run = await run_builder_tool(t, skill, pending.tool_name, dict(pending.tool_args), confirmed)
     await _leave_step(t, pending.execute_step_id)
     return _Done(run)
+
+
+def _call_of(pending: PendingConfirmation, site: CallSite) -> ToolCall:
+    arguments = json.dumps(dict(pending.tool_args), sort_keys=True, default=str)
+    return ToolCall(id=site.call_id, name=pending.tool_name, arguments=arguments)
 
 
 async def _leave_step(t: TurnContext, step_id: str | None) -> bool:

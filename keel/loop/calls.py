@@ -62,11 +62,10 @@ async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Of
                 t, call, "listen.dropped", "listen was dropped: it must come alone", batch=batch
             )
         calls = others
-    elif listens:
-        if any(o.name == LISTEN for o in offers):
-            return Next.WAIT
-        await refuse(t, listens[0], "tool.not_offered", "listen is not available now", batch=batch)
+    elif listens and any(o.name == LISTEN for o in offers):
         return Next.WAIT
+    # A lone listen that was not offered goes on as an ordinary (refused) tool call, so
+    # the model is told and the loop continues.
     if not calls:
         return await _text_only(t, text)
     return await _tool_calls(t, text, calls, offers, batch)

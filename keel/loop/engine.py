@@ -29,6 +29,7 @@ from keel.events.model import (
     Event,
     MemorySet,
     SessionStarted,
+    SlotSet,
     StackChanged,
     TurnEnded,
     TurnStarted,
@@ -45,6 +46,7 @@ from keel.loop.offer import eligible_skills
 from keel.loop.recorder import Recorder
 from keel.loop.taps import apply_tap, button_title
 from keel.loop.turn import Next, TurnContext
+from keel.memory.frozen import thaw
 from keel.project.definition import AgentDefinition
 from keel.stores.port import EventStore
 
@@ -166,9 +168,21 @@ class Engine:
         await self._finish(t, await self._run(t, allow_model=False))
 
     async def _seed(self, t: TurnContext, metadata: Mapping[str, JsonValue]) -> None:
+        """Project fields: `seed: true` ones from channel metadata, the others that are
+        still unset take their `initial_value` (spec §3.2)."""
+        writes: list[Event] = []
         for field in self.definition.memory.fields_of("project"):
             if field.seed and metadata.get(field.name) is not None:
-                await t.emit(MemorySet(key=field.key, value=freeze_json(metadata[field.name])))
+                value = freeze_json(metadata[field.name])
+            elif field.initial_value is not None and t.state.memory.get(field.key) is None:
+                value = freeze_json(thaw(field.initial_value))
+            else:
+                continue
+            writes += [
+                MemorySet(key=field.key, value=value),
+                SlotSet(name=field.key, value=value, filled_by="session_start"),
+            ]
+        await t.emit(*writes)
 
     async def _turn(
         self,

@@ -48,7 +48,10 @@ def plan_write(
 ) -> PlannedWrite | Refusal:
     """May `writer` set `name` (bare or qualified) to `raw` now, and to what value?"""
     field = schema.resolve(name, active_skill)
-    is_set = field is not None and memory.get(field.key) is not None
+    # A field still holding its declared initial value has not been written yet, so an
+    # initial value never makes a write-once project field unwritable.
+    current = memory.get(field.key) if field is not None else None
+    is_set = current is not None and (field is None or current != field.initial_value)
     decision = check_write(schema, name, writer, active_skill, is_set, collect_owned)
     if not decision.allowed or decision.field is None:
         return Refusal(code=decision.code or "memory.write.refused", message=decision.reason or "")

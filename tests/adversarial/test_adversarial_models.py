@@ -371,16 +371,7 @@ async def complete_skill_inside_block() -> None:
 
 # --- the tests -----------------------------------------------------------------------------
 
-KNOWN_ENGINE_BUGS: dict[str, str] = {
-    "resolve_confirmation_after_the_gate_closed": (
-        "engine bug: keel/loop/builtins.py _run_confirmed runs the held tool without"
-        " re-checking tool_constraints.requires at dispatch (spec 5.6: fail closed)"
-    ),
-    "listen_while_confirmation_pending": (
-        "engine bug: keel/loop/calls.py handle_reply ends the turn (Next.WAIT) after refusing a"
-        " lone listen that was not offered; the model is never told and the user gets no reply"
-    ),
-}
+KNOWN_ENGINE_BUGS: dict[str, str] = {}
 """Attempt name -> reason, for attempts the engine does not refuse yet (strict xfail)."""
 
 
@@ -407,14 +398,6 @@ def test_agent_is_valid() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine bug: keel/loop/engine.py Engine._session_start never writes the initial_value"
-        " of project fields (spec 3.2; keel.memory.values.initial_values says it applies"
-        " 'for project, at session start'), so session.project.vip reads None, not False"
-    ),
-)
 async def test_project_initial_values_are_set_at_session_start() -> None:
     """`activate_ineligible_skill` relies on `vip == True` being FALSE: vip starts False."""
     arena = await _vault()

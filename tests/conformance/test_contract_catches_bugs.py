@@ -1,23 +1,29 @@
 """The contract is only worth something if it fails broken stores; these prove it does."""
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
 import pytest
 
 from keel.errors import ConcurrencyConflict
 from keel.events.model import Event
 from keel.ids import FakeClock
-from keel.stores.conformance import CHECKS, Capabilities, Check
+from keel.stores.conformance import CHECKS, Capabilities, Check, locking
 from keel.stores.port import ConversationSummary, EventStore, StoredEvent
 
 
 class _ListStore:
     """A naive store keeping caller objects; flags switch individual bugs on."""
 
-    def __init__(self, *, check_seq: bool = True, reverse: bool = False) -> None:
+    def __init__(
+        self, *, check_seq: bool = True, reverse: bool = False, lock: str = "per_conversation"
+    ) -> None:
         self.logs: dict[str, list[Event]] = {}
         self.check_seq = check_seq
         self.reverse = reverse
+        self.lock = lock
+        self.locks: dict[str, asyncio.Lock] = {}
 
     async def append(
         self, conversation_id: str, expected_seq: int, events: Sequence[Event]
@@ -48,6 +54,23 @@ class _ListStore:
 
     async def last_seq(self, conversation_id: str) -> int:
         return len(self.logs.get(conversation_id, []))
+
+    @asynccontextmanager
+    async def conversation_lock(self, conversation_id: str) -> AsyncIterator[None]:
+        if self.lock == "none":
+            yield
+            return
+        key = "all" if self.lock == "global" else conversation_id
+        lock = self.locks.setdefault(key, asyncio.Lock())
+        await lock.acquire()
+        if self.lock == "leaky":
+            yield  # released only when the block ends normally
+            lock.release()
+            return
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def close(self) -> None:
         pass
@@ -80,11 +103,17 @@ def _check(name: str) -> Check:
         ({"reverse": True}, "append_and_read_in_order"),
         ({}, "saved_data_is_immutable"),
         ({}, "list_conversations"),
+        ({"lock": "none"}, "lock_serialises_one_conversation"),
+        ({"lock": "none"}, "locked_turns_never_conflict"),
+        ({"lock": "global"}, "lock_leaves_other_conversations_free"),
+        ({"lock": "leaky"}, "lock_released_on_error_and_cancel"),
     ],
 )
 async def test_contract_rejects_a_broken_store(
-    store_flags: dict[str, bool], check_name: str
+    store_flags: dict[str, bool | str], check_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A lock that blocks what it must not is caught by the checks' timeout; keep it short.
+    monkeypatch.setattr(locking, "LOCK_TIMEOUT_S", 0.2)
     harness = _Harness(_ListStore(**store_flags))
     with pytest.raises(AssertionError):
         await _check(check_name).run(harness)
@@ -94,3 +123,10 @@ async def test_the_naive_store_passes_the_checks_it_does_not_break() -> None:
     # Guards the test above: each failure there comes from the bug, not from the harness.
     await _check("append_and_read_in_order").run(_Harness(_ListStore()))
     await _check("stale_expected_seq_conflicts").run(_Harness(_ListStore()))
+    for name in (
+        "lock_serialises_one_conversation",
+        "lock_leaves_other_conversations_free",
+        "lock_released_on_error_and_cancel",
+        "locked_turns_never_conflict",
+    ):
+        await _check(name).run(_Harness(_ListStore()))

@@ -207,7 +207,7 @@ async def test_open_store_sqlite_relative_path(
 @pytest.mark.parametrize(
     "url",
     [
-        "postgresql://localhost/keel",
+        "postgresql+psycopg2://localhost/keel",
         "mysql://x",
         "events.db",
         "sqlite://",

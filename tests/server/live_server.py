@@ -1,0 +1,70 @@
+"""Start `keel run` as a real uvicorn process on a free loopback port, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+READY_ATTEMPTS = 200
+READY_INTERVAL = 0.05
+"""Readiness is polled at most READY_ATTEMPTS times, READY_INTERVAL seconds apart (10 s)."""
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def keel_run_command() -> list[str]:
+    """`python -m keel run` once the CLI has the command, else the command module on its own."""
+    from keel.cli.main import app
+
+    if any(command.name == "run" for command in app.registered_commands):
+        return [sys.executable, "-m", "keel", "run"]
+    return [sys.executable, "-c", "from keel.cli.run_cmd import main; main()"]
+
+
+@contextmanager
+def live_server(args: list[str], *, env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """Run `keel run ARGS` until the block ends; yields the base URL once /health answers."""
+    port = free_port()
+    command = [*keel_run_command(), *args, "--port", str(port), "--log-level", "warning"]
+    log = cwd / f"server-{port}.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            command, cwd=cwd, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(process, base, log)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def _wait_ready(process: subprocess.Popen[bytes], base: str, log: Path) -> None:
+    for _ in range(READY_ATTEMPTS):
+        if process.poll() is not None:
+            raise AssertionError(f"keel run exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            if httpx.get(f"{base}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(READY_INTERVAL)
+    raise AssertionError(f"keel run did not become ready:\n{log.read_text()}")
