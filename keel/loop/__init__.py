@@ -4,6 +4,7 @@
 order of a turn and `keel.loop.turn` for what a turn is.
 """
 
-from keel.loop.engine import Engine, TurnResult
+from keel.loop.engine import Engine
+from keel.loop.result import TurnResult
 
 __all__ = ["Engine", "TurnResult"]

@@ -17,19 +17,18 @@ recorded as `cancelled` and the exception propagates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Callable, Coroutine, Mapping
+from contextlib import AbstractAsyncContextManager
 
 from keel.events.base import JsonValue, freeze_json
-from keel.events.fold import SESSION_METADATA_KEY, ConversationState, fold
+from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation, fold
 from keel.events.model import (
-    BotMessage,
     BotTurnEnded,
     ConversationStateChanged,
     Event,
     MemorySet,
     SessionStarted,
-    SlotSet,
     StackChanged,
     TurnEnded,
     TurnStarted,
@@ -40,13 +39,19 @@ from keel.llm.port import Model
 from keel.loop import lifecycle
 from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
+from keel.loop.confirmations import resolve_pending
+from keel.loop.errors import PauseNotPending
 from keel.loop.knowledge import has_knowledge
 from keel.loop.model_call import call_model
+from keel.loop.observer import TurnObserver
 from keel.loop.offer import eligible_skills
+from keel.loop.outcome import _Done
 from keel.loop.recorder import Recorder
+from keel.loop.result import TurnResult, turn_result
+from keel.loop.session import seed_project_memory, session_due
 from keel.loop.taps import apply_tap, button_title
+from keel.loop.tools_run import CallSite
 from keel.loop.turn import Next, TurnContext
-from keel.memory.frozen import thaw
 from keel.project.definition import AgentDefinition
 from keel.stores.port import EventStore
 
@@ -59,17 +64,6 @@ _STOP = {
     Next.PAUSED: "paused",
     Next.EXHAUSTED: "budget_exhausted",
 }
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnResult:
-    """What one request produced."""
-
-    bot_messages: tuple[BotMessage, ...]
-    stop_reason: str
-    events: tuple[Event, ...]
-    """Every event this request appended, in order."""
-    state: ConversationState
 
 
 class Engine:
@@ -99,13 +93,74 @@ class Engine:
         text: str,
         *,
         metadata: Mapping[str, JsonValue] | None = None,
+        observer: TurnObserver | None = None,
     ) -> TurnResult:
-        """Handle one user message (or `/session_start`) for `conversation_id`."""
-        history = tuple(s.event for s in await self.store.read(conversation_id))
-        recorder = Recorder(
-            store=self.store, conversation_id=conversation_id, state=fold(history), clock=self.clock
+        """Handle one user message (or `/session_start`) for `conversation_id`.
+
+        Turns of one conversation are serialised through the store's conversation lock
+        (across processes on PostgreSQL), so they never interleave.
+        """
+        async with self._lock(conversation_id):
+            return await self._handle(conversation_id, text, metadata, observer)
+
+    async def resolve_pause(
+        self,
+        conversation_id: str,
+        pause_id: str,
+        approved: bool,
+        *,
+        observer: TurnObserver | None = None,
+    ) -> TurnResult:
+        """Resolve a pending pause point from outside the chat (the approval API).
+
+        Exactly once: the resolution is appended before the held call runs, and a pause
+        that is not pending (unknown, or already resolved) raises `PauseNotPending`. The
+        approved call runs; then the deterministic steps that follow it; no model call.
+        """
+        async with self._lock(conversation_id):
+            history = tuple(s.event for s in await self.store.read(conversation_id))
+            recorder = self._recorder(conversation_id, history, observer)
+            pending = recorder.state.pending_confirmation
+            if pending is None or pending.pause_id != pause_id:
+                raise PauseNotPending(conversation_id, pause_id)
+            t = self._context(recorder, history)
+            await t.emit(TurnStarted(turn_id=t.turn_id), ConversationStateChanged(state="running"))
+            site = CallSite(call_id=f"approval:{pause_id}")
+            await self._guarded(t, self._approve(t, pending, approved, site))
+            return turn_result(tuple(recorder.events), recorder)
+
+    async def _approve(
+        self, t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
+    ) -> Next:
+        outcome = await resolve_pending(t, pending, approved, site)
+        nxt = outcome.next if isinstance(outcome, _Done) else Next.CONTINUE
+        return await self._run(t, allow_model=False) if nxt is Next.CONTINUE else nxt
+
+    def _lock(self, conversation_id: str) -> AbstractAsyncContextManager[object]:
+        lock = getattr(self.store, "conversation_lock", None)
+        return lock(conversation_id) if lock is not None else contextlib.nullcontext()
+
+    def _recorder(
+        self, conversation_id: str, history: tuple[Event, ...], observer: TurnObserver | None
+    ) -> Recorder:
+        return Recorder(
+            store=self.store,
+            conversation_id=conversation_id,
+            state=fold(history),
+            clock=self.clock,
+            observer=observer,
         )
-        if self._session_due(history, recorder.state):
+
+    async def _handle(
+        self,
+        conversation_id: str,
+        text: str,
+        metadata: Mapping[str, JsonValue] | None,
+        observer: TurnObserver | None,
+    ) -> TurnResult:
+        history = tuple(s.event for s in await self.store.read(conversation_id))
+        recorder = self._recorder(conversation_id, history, observer)
+        if session_due(self.definition, self.clock, history, recorder.state):
             await self._session_start(recorder, history, metadata, text == SESSION_START)
         # The turn below starts its own event list; the session start's belongs to the
         # result too (a greeting comes before the answer, in one response).
@@ -115,12 +170,7 @@ class Engine:
             events = started + tuple(recorder.events)
         else:
             events = started
-        return TurnResult(
-            bot_messages=tuple(e for e in events if isinstance(e, BotMessage)),
-            stop_reason=recorder.state.last_stop_reason or "end_turn",
-            events=events,
-            state=recorder.state,
-        )
+        return turn_result(events, recorder)
 
     def _context(self, recorder: Recorder, history: tuple[Event, ...]) -> TurnContext:
         return TurnContext(
@@ -134,16 +184,6 @@ class Engine:
             has_knowledge=self._knowledge,
             on_tool_start=self.on_tool_start,
         )
-
-    def _session_due(self, history: tuple[Event, ...], state: ConversationState) -> bool:
-        if not any(isinstance(e, SessionStarted) for e in history):
-            return True
-        if state.status == "ended":
-            # After a hangup the session is over: the next message starts a new one.
-            return True
-        minutes = self.definition.config.session_config.session_expiration_time
-        last = history[-1].timestamp
-        return minutes > 0 and self.clock.now().timestamp() - last > minutes * 60
 
     async def _session_start(
         self,
@@ -160,29 +200,12 @@ class Engine:
         if metadata:
             start.append(MemorySet(key=SESSION_METADATA_KEY, value=freeze_json(dict(metadata))))
         await t.emit(*start)
-        await self._seed(t, metadata or {})
+        await seed_project_memory(t, metadata or {})
         if self.definition.skill(SESSION_START_SKILL) is not None:
             await lifecycle.activate(t, SESSION_START_SKILL, interrupt=False)
         if explicit:
             await t.emit(UserMessage(text=SESSION_START, message_id=self.ids.new_id()))
         await self._finish(t, await self._run(t, allow_model=False))
-
-    async def _seed(self, t: TurnContext, metadata: Mapping[str, JsonValue]) -> None:
-        """Project fields: `seed: true` ones from channel metadata, the others that are
-        still unset take their `initial_value` (spec §3.2)."""
-        writes: list[Event] = []
-        for field in self.definition.memory.fields_of("project"):
-            if field.seed and metadata.get(field.name) is not None:
-                value = freeze_json(metadata[field.name])
-            elif field.initial_value is not None and t.state.memory.get(field.key) is None:
-                value = freeze_json(thaw(field.initial_value))
-            else:
-                continue
-            writes += [
-                MemorySet(key=field.key, value=value),
-                SlotSet(name=field.key, value=value, filled_by="session_start"),
-            ]
-        await t.emit(*writes)
 
     async def _turn(
         self,
@@ -204,11 +227,21 @@ class Engine:
                 button_title=button_title(metadata),
             ),
         )
+        await self._guarded(t, self._respond(t, text, metadata, is_tap))
+
+    async def _respond(
+        self, t: TurnContext, text: str, metadata: Mapping[str, JsonValue], is_tap: bool
+    ) -> Next:
+        outcome = await apply_tap(t, text, metadata) if is_tap else None
+        if outcome is None:
+            await self._slash(t, text)
+            outcome = await self._run(t, allow_model=True)
+        return outcome
+
+    async def _guarded(self, t: TurnContext, work: Coroutine[object, object, Next]) -> None:
+        """Run a turn's work and end the turn, whatever happens to it."""
         try:
-            outcome = await apply_tap(t, text, metadata) if is_tap else None
-            if outcome is None:
-                await self._slash(t, text)
-                outcome = await self._run(t, allow_model=True)
+            outcome = await work
         except asyncio.CancelledError:
             await asyncio.shield(self._end(t, "cancelled", "idle"))
             raise

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from contextlib import aclosing
+
 from keel.events.model import BotMessage, ModelCalled, UserMessage
-from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema
+from keel.llm.errors import ProviderUnavailable
+from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
 from keel.loop import lifecycle, stack
 from keel.loop.machine import frame_block
 from keel.loop.offer import CallMode, Offer, eligible_skills, offered_tools
@@ -97,6 +100,21 @@ def build_request(
     return ModelRequest(messages=(system, *history(t), *t.transcript), tools=tools, tier=tier)
 
 
+async def _ask(t: TurnContext, request: ModelRequest) -> ModelResponse:
+    """`complete`, or `stream` with text deltas passed on when someone is watching."""
+    observer = t.recorder.observer
+    stream = getattr(t.model, "stream", None)
+    if observer is None or stream is None:
+        return await t.model.complete(request)
+    async with aclosing(stream(request)) as events:
+        async for item in events:
+            if isinstance(item, TextDelta) and item.text:
+                await observer.text_delta(item.text)
+            elif isinstance(item, StreamDone):
+                return item.response
+    raise ProviderUnavailable("the model's stream ended without a reply")
+
+
 async def call_model(
     t: TurnContext, knowledge: tuple[KnowledgeSection, ...] = ()
 ) -> tuple[ModelResponse, tuple[Offer, ...]]:
@@ -104,7 +122,7 @@ async def call_model(
     offers = offered_tools(t.definition, t.state, call_mode(t))
     request = build_request(t, offers, knowledge)
     started = t.clock.now()
-    response = await t.model.complete(request)
+    response = await _ask(t, request)
     t.model_calls += 1
     elapsed = (t.clock.now() - started).total_seconds() * 1000
     await t.emit(

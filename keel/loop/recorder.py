@@ -12,6 +12,7 @@ import dataclasses
 from keel.events.fold import ConversationState, fold
 from keel.events.model import Event
 from keel.ids import Clock
+from keel.loop.observer import TurnObserver
 from keel.stores.port import EventStore
 
 
@@ -25,7 +26,9 @@ class Recorder:
         conversation_id: str,
         state: ConversationState,
         clock: Clock,
+        observer: TurnObserver | None = None,
     ) -> None:
+        self.observer = observer
         self.store = store
         self.conversation_id = conversation_id
         self.state = state
@@ -39,6 +42,9 @@ class Recorder:
             return
         now = self.clock.now().timestamp()
         stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in events]
-        await self.store.append(self.conversation_id, self.state.last_seq, stamped)
+        stored = await self.store.append(self.conversation_id, self.state.last_seq, stamped)
         self.state = fold(stamped, self.state)
         self.events.extend(stamped)
+        if self.observer is not None:
+            for item in stored:
+                await self.observer.event(item.seq, item.event)

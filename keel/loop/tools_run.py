@@ -133,6 +133,9 @@ async def run_builder_tool(
     )
     if t.on_tool_start is not None:
         t.on_tool_start(tool_name, args)
+    observer = t.recorder.observer
+    if observer is not None:
+        await observer.tool_started(tool_name, args)
     try:
         run = await run_tool(
             definition, args, context=context, timeout=t.definition.config.tool_timeout

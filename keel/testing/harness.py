@@ -12,7 +12,8 @@ from keel.events.fold import ConversationState
 from keel.events.model import BotMessage, Event
 from keel.ids import Clock, FakeClock, IdSource, SequentialIds
 from keel.llm.port import Model
-from keel.loop.engine import Engine, TurnResult
+from keel.loop.engine import Engine
+from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition
 from keel.project.diagnostics import has_errors
 from keel.project.load import load_project

@@ -24,7 +24,7 @@ from keel.events.model import (
     ToolExecuted,
 )
 from keel.llm.port import ModelRequest
-from keel.loop.engine import TurnResult
+from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition
 from keel.testing import ConversationHarness, ScriptedModel, load_definition
 

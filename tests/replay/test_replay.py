@@ -29,7 +29,7 @@ from keel.events.model import (
     UserMessage,
 )
 from keel.ids import FakeClock, SequentialIds
-from keel.loop.engine import TurnResult
+from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition
 from keel.stores.sqlite import SqliteEventStore
 from keel.testing import ConversationHarness, ScriptedModel, load_definition

@@ -1,0 +1,96 @@
+"""Resolving a pause point: the user's yes runs the held call once, a no drops it.
+
+Used by `resolve_tool_confirmation` (the model passes on the user's answer) and by the
+approval API (`Engine.resolve_pause`). Either way the pause is resolved exactly once: the
+`pause_point_resolved` event is appended before anything runs, and the held call's gate is
+checked again first (fail closed).
+"""
+
+from __future__ import annotations
+
+import json
+
+from keel.events.fold import PENDING_CONFIRMATION_KEY, PendingConfirmation
+from keel.events.model import ConversationStateChanged, MemoryCleared, PausePointResolved
+from keel.llm.port import ToolCall
+from keel.loop import stack
+from keel.loop.machine import frame_block
+from keel.loop.outcome import Outcome, _Done, _error, _ok, _refused
+from keel.loop.tools_run import CallSite, gate_open, run_builder_tool
+from keel.loop.turn import Next, TurnContext
+from keel.skills import ExecuteToolStep
+
+
+async def resolve_pending(
+    t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
+) -> Outcome:
+    """Resolve `pending` with the user's answer."""
+    await t.emit(
+        PausePointResolved(pause_id=pending.pause_id, approved=approved),
+        MemoryCleared(key=PENDING_CONFIRMATION_KEY),
+        ConversationStateChanged(state="running"),
+    )
+    if not approved:
+        return await _denied(t, pending)
+    return await _run_confirmed(t, pending, site)
+
+
+async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:
+    """The user said no: utter the denial (then wait), or let the model word it.
+
+    A denied `execute_tool` step is done and its block carries on in this turn, like the
+    approved run does; only a denial of the model's own call ends the turn on the denial.
+    """
+    in_block = await _leave_step(t, pending.execute_step_id)
+    denial = pending.utter_on_user_denial
+    if denial and await t.utter(denial):
+        return _Done(_ok("cancelled"), Next.CONTINUE if in_block else Next.WAIT)
+    return _Done(_ok("The user declined; the action was not performed."))
+
+
+async def _run_confirmed(t: TurnContext, pending: PendingConfirmation, site: CallSite) -> Outcome:
+    skill = t.definition.skill(pending.skill_id or "")
+    if skill is None or pending.tool_name not in skill.tools:
+        return _Done(_error(f"the confirmed tool {pending.tool_name} is not available"))
+    if not gate_open(t, skill, pending.tool_name):
+        # The gate is checked again at dispatch, also for an approved call (fail closed).
+        return await _refused(
+            t,
+            _call_of(pending, site),
+            site,
+            "tool.requires_closed",
+            f"{pending.tool_name} is not available now; it did not run",
+        )
+    confirmed = CallSite(
+        call_id=site.call_id,
+        batch_id=site.batch_id,
+        step_id=pending.execute_step_id,
+        confirmed=True,
+    )
+    run = await run_builder_tool(t, skill, pending.tool_name, dict(pending.tool_args), confirmed)
+    await _leave_step(t, pending.execute_step_id)
+    return _Done(run)
+
+
+def _call_of(pending: PendingConfirmation, site: CallSite) -> ToolCall:
+    arguments = json.dumps(dict(pending.tool_args), sort_keys=True, default=str)
+    return ToolCall(id=site.call_id, name=pending.tool_name, arguments=arguments)
+
+
+async def _leave_step(t: TurnContext, step_id: str | None) -> bool:
+    """Move a block past the `execute_tool` step whose call was approved (and ran) or denied;
+    False when the held call did not come from the block's current step.
+
+    A denied step is done too: asking again on every pass would never let the block end.
+    """
+    frame = stack.top_block(t.state)
+    if frame is None or step_id is None or frame.step_id != step_id:
+        return False
+    found = frame_block(t.definition, frame)
+    step = found[1].step(step_id) if found else None
+    if found is None or not isinstance(step, ExecuteToolStep):
+        return False
+    from keel.loop.blocks_run import advance
+
+    await advance(t, frame, found[1], step)
+    return True

@@ -1,0 +1,47 @@
+"""What a framework tool call comes to: a recorded run, or a refusal the model is told."""
+
+from __future__ import annotations
+
+from keel.events.model import ToolCallRefused
+from keel.llm.port import ToolCall
+from keel.loop.tools_run import CallSite
+from keel.loop.turn import Next, TurnContext
+from keel.tools.dispatch import ToolRun
+
+
+def _ok(text: str) -> ToolRun:
+    return ToolRun(outcome="success", result_text=text, llm_response=text, error_message=None)
+
+
+def _error(text: str) -> ToolRun:
+    return ToolRun(outcome="error", result_text=text, llm_response=text, error_message=text)
+
+
+async def _refused(
+    t: TurnContext, call: ToolCall, site: CallSite, code: str, message: str
+) -> tuple[str, Next]:
+    """Record a refused call; returns what the model is told and that the loop goes on."""
+    await t.emit(
+        ToolCallRefused(
+            tool_name=call.name,
+            arguments=call.arguments,
+            code=code,
+            message=message,
+            tool_call_id=call.id,
+            tool_batch_id=site.batch_id,
+        )
+    )
+    return f"Error ({code}): {message}", Next.CONTINUE
+
+
+class _Done:
+    """A framework tool ran: its result, and what the loop does next."""
+
+    __slots__ = ("next", "run")
+
+    def __init__(self, run: ToolRun, nxt: Next = Next.CONTINUE) -> None:
+        self.run, self.next = run, nxt
+
+
+Outcome = _Done | tuple[str, Next]
+"""A framework tool's outcome: `_Done` (recorded as a run) or a refusal's (text, next)."""
