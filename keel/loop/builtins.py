@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from keel.events.base import RoutingSource
+from keel.events.model import RoutingDecided
 from keel.llm.port import ToolCall
 from keel.loop import lifecycle, stack
 from keel.loop.confirmations import resolve_pending
@@ -61,10 +63,15 @@ async def _activate(
         if block is not None:
             await lifecycle.enter_block(t, skill.skill_id, block)
             return _Done(_ok("activate: done"))
-    if target not in {s.skill_id for s in eligible_skills(t.definition, t.state)}:
+    eligible = tuple(s.skill_id for s in eligible_skills(t.definition, t.state))
+    if target not in eligible:
         return await _refused(
             t, call, site, "skill.not_eligible", f"{target!r} cannot be activated now"
         )
+    source: RoutingSource = "router" if t.last_tier == "router" else "model"
+    await t.emit(
+        RoutingDecided(source=source, skill_id=target, tier=t.last_tier, candidates=eligible)
+    )
     await lifecycle.drop_resume_offer(t)
     sub_skill = skill is not None and any(
         tok.kind == "skill" and tok.target == target for tok in skill.document.tokens

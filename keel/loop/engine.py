@@ -28,6 +28,7 @@ from keel.events.model import (
     ConversationStateChanged,
     Event,
     MemorySet,
+    RoutingDecided,
     SessionStarted,
     StackChanged,
     TurnEnded,
@@ -215,6 +216,9 @@ class Engine:
         metadata: Mapping[str, JsonValue],
     ) -> None:
         t = self._context(recorder, tuple(history) + tuple(recorder.events))
+        t.user_text = text
+        attachments = metadata.get("attachments")
+        t.attachments = len(attachments) if isinstance(attachments, list | tuple) else 0
         recorder.events.clear()
         is_tap = text.startswith("set:")
         await t.emit(
@@ -234,7 +238,9 @@ class Engine:
     ) -> Next:
         outcome = await apply_tap(t, text, metadata) if is_tap else None
         if outcome is None:
-            await self._slash(t, text)
+            active = t.state.active_skill_id
+            if not await self._slash(t, text) and active is not None:
+                await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
             outcome = await self._run(t, allow_model=True)
         return outcome
 
@@ -252,13 +258,20 @@ class Engine:
             return
         await self._finish(t, outcome)
 
-    async def _slash(self, t: TurnContext, text: str) -> None:
+    async def _slash(self, t: TurnContext, text: str) -> bool:
+        """`/skill_id` activates an eligible skill without a model call."""
         if not text.startswith("/"):
-            return
+            return False
         target = text[1:].strip()
-        if target in {s.skill_id for s in eligible_skills(self.definition, t.state)}:
-            await lifecycle.drop_resume_offer(t)
-            await lifecycle.activate(t, target, interrupt=t.state.active_skill_id is not None)
+        eligible = tuple(s.skill_id for s in eligible_skills(self.definition, t.state))
+        if target not in eligible:
+            return False
+        await t.emit(
+            RoutingDecided(source="slash", skill_id=target, tier=None, candidates=eligible)
+        )
+        await lifecycle.drop_resume_offer(t)
+        await lifecycle.activate(t, target, interrupt=t.state.active_skill_id is not None)
+        return True
 
     async def _run(self, t: TurnContext, *, allow_model: bool) -> Next:
         empty_retried = False

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from contextlib import aclosing
+from dataclasses import dataclass
 
-from keel.events.model import BotMessage, ModelCalled, UserMessage
+from keel.events.model import BotMessage, HistoryCompressed, ModelCalled, UserMessage
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
+from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
+from keel.llm.usage import cost_of, spec_for
 from keel.loop import lifecycle, stack
+from keel.loop.history import Fitted, estimate_tokens, fit_history
 from keel.loop.machine import frame_block
 from keel.loop.offer import CallMode, Offer, eligible_skills, offered_tools
 from keel.loop.prompt import (
@@ -22,9 +26,6 @@ from keel.loop.prompt import (
 from keel.loop.taps import read_as_title
 from keel.loop.turn import TurnContext
 from keel.skills import CollectStep
-
-HISTORY_MESSAGES = 20
-"""Earlier user/bot messages shown to the model (older ones are left out)."""
 
 
 def call_mode(t: TurnContext) -> CallMode:
@@ -61,24 +62,50 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
     )
 
 
-def history(t: TurnContext) -> list[Message]:
-    """Earlier user and bot messages, oldest first: `set:` payloads are left out (a
-    malformed one that came with a button title is shown as that title)."""
-    messages: list[Message] = []
+def history(t: TurnContext) -> tuple[list[Message], list[Message]]:
+    """(earlier messages, this turn's user message), oldest first: `set:` payloads are left
+    out (a malformed one that came with a button title is shown as that title)."""
+    earlier: list[Message] = []
+    current: list[Message] = []
     turn_start = len(t.history)
     for index, event in enumerate(t.all_events()):
+        target = earlier if index < turn_start else current
         if isinstance(event, UserMessage) and not event.is_button_payload:
-            messages.append({"role": "user", "content": event.text})
+            target.append({"role": "user", "content": event.text})
         elif isinstance(event, UserMessage) and read_as_title(event.text, event.button_title):
-            messages.append({"role": "user", "content": event.button_title or ""})
+            target.append({"role": "user", "content": event.button_title or ""})
         elif isinstance(event, BotMessage) and index < turn_start:
-            messages.append({"role": "assistant", "content": event.text})
-    return messages[-HISTORY_MESSAGES:]
+            earlier.append({"role": "assistant", "content": event.text})
+    return earlier, current
+
+
+def choose(t: TurnContext) -> TierChoice:
+    """The tier of the next call: routing (no skill active) or acting, with escalation."""
+    skill = t.active_skill
+    integrations = t.definition.integrations
+    return choose_tier(
+        purpose="route" if skill is None else "act",
+        skill_id=skill.skill_id if skill else None,
+        skill_tier=skill.document.tier if skill else None,
+        user_text=t.user_text,
+        attachments=t.attachments,
+        rules=integrations.escalation,
+        router_configured=has_router(integrations),
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prepared:
+    """A request ready to send, with how it was made."""
+
+    request: ModelRequest
+    tier: TierChoice
+    fitted: Fitted
 
 
 def build_request(
     t: TurnContext, offers: tuple[Offer, ...], knowledge: tuple[KnowledgeSection, ...]
-) -> ModelRequest:
+) -> Prepared:
     """The request for the next call."""
     inputs = PromptInputs(
         config=t.definition.config,
@@ -95,9 +122,33 @@ def build_request(
     tools = tuple(
         ToolSchema(name=o.name, description=o.description, parameters=o.parameters) for o in offers
     )
-    skill = t.active_skill
-    tier = (skill.document.tier if skill else None) or "default"
-    return ModelRequest(messages=(system, *history(t), *t.transcript), tools=tools, tier=tier)
+    earlier, current = history(t)
+    fixed = [system, *current, *t.transcript]
+    fitted = fit_history(
+        earlier,
+        fixed_tokens=estimate_tokens(fixed) + estimate_tokens([dict(o.parameters) for o in offers]),
+        budget=t.definition.integrations.llm.max_prompt_tokens,
+    )
+    choice = choose(t)
+    request = ModelRequest(
+        messages=(system, *fitted.messages, *current, *t.transcript), tools=tools, tier=choice.tier
+    )
+    return Prepared(request=request, tier=choice, fitted=fitted)
+
+
+def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
+    kept = ["current_turn_messages"]
+    if t.state.pending_confirmation is not None:
+        kept.append("pending_confirmation")
+    if t.active_skill is not None:
+        kept.append("collected_values")
+    return HistoryCompressed(
+        budget_tokens=t.definition.integrations.llm.max_prompt_tokens or 0,
+        tokens_before=fitted.tokens_before,
+        tokens_after=fitted.tokens_after,
+        dropped_messages=fitted.dropped,
+        kept=tuple(kept),
+    )
 
 
 async def _ask(t: TurnContext, request: ModelRequest) -> ModelResponse:
@@ -120,11 +171,17 @@ async def call_model(
 ) -> tuple[ModelResponse, tuple[Offer, ...]]:
     """Ask the model once; records `model_called` with tokens and latency."""
     offers = offered_tools(t.definition, t.state, call_mode(t))
-    request = build_request(t, offers, knowledge)
+    prepared = build_request(t, offers, knowledge)
+    if prepared.fitted.dropped:
+        await t.emit(_compressed(t, prepared.fitted))
+    request = prepared.request
+    t.last_tier = request.tier
     started = t.clock.now()
     response = await _ask(t, request)
     t.model_calls += 1
     elapsed = (t.clock.now() - started).total_seconds() * 1000
+    integrations = t.definition.integrations
+    spec = spec_for(integrations, response.model, group_id=group_id_for(integrations, request.tier))
     await t.emit(
         ModelCalled(
             model=response.model,
@@ -132,6 +189,8 @@ async def call_model(
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
             latency_ms=elapsed,
+            cost=cost_of(spec, response.usage),
+            metadata={"tier_reason": prepared.tier.reason},
         )
     )
     return response, offers

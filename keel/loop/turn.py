@@ -81,6 +81,12 @@ class TurnContext:
     knowledge: tuple[KnowledgeSection, ...] = ()
     """Sections the last `search_knowledge` returned in this turn."""
     stop_detail: str | None = None
+    user_text: str = ""
+    """The user's message of this turn (escalation looks at its length)."""
+    attachments: int = 0
+    """Attachments that came with the message (`metadata.attachments`)."""
+    last_tier: str | None = None
+    """The tier of the latest model call in this turn."""
     on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None
     """Called just before a builder tool runs (live progress; tests cancel turns here)."""
 
