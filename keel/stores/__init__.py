@@ -2,8 +2,10 @@
 
 * `keel.stores.port`: `EventStore` (Protocol), `StoredEvent`, `ConversationSummary`;
 * `keel.stores.memory`: `InMemoryEventStore`, the reference implementation and test fake;
-* `keel.stores.sql` + `keel.stores.sqlite`: the SQL layer and its SQLite backend;
-  `keel.stores.tables` and `keel.stores.migrations` hold the schema;
+* `keel.stores.sql` + `keel.stores.sqlite` / `keel.stores.postgres`: the SQL layer and its
+  SQLite and PostgreSQL backends; `keel.stores.tables` and `keel.stores.migrations` hold
+  the schema;
+* `keel.stores.locks`: the in-process per-conversation locks behind `conversation_lock`;
 * `keel.stores.factory`: `open_store(url)`;
 * `keel.stores.conformance`: the store contract as reusable checks.
 

@@ -5,9 +5,10 @@
 | `memory://` | `InMemoryEventStore` (gone when the process ends) |
 | `sqlite:///relative/path.db`, `sqlite:////absolute/path.db` | `SqliteEventStore` |
 | `sqlite+aiosqlite:///...` | the same |
+| `postgresql://user@host/db`, `postgres://...`, `postgresql+asyncpg://...` | `PostgresEventStore` |
 
-Backends are listed here explicitly; PostgreSQL (`postgresql+asyncpg://`) joins later on
-the same SQL layer (`keel.stores.sql`).
+Backends are listed here explicitly; the SQL ones share `keel.stores.sql`. Backend modules
+are imported only when their URL is used, so memory-only programs never import SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from keel.stores.memory import InMemoryEventStore
 from keel.stores.port import EventStore
 
 _SQLITE_PREFIXES = ("sqlite:///", "sqlite+aiosqlite:///")
+_POSTGRES_PREFIXES = ("postgresql://", "postgres://", "postgresql+asyncpg://")
 
 
 async def open_store(url: str, *, clock: Clock | None = None) -> EventStore:
@@ -30,9 +32,14 @@ async def open_store(url: str, *, clock: Clock | None = None) -> EventStore:
             from keel.stores.sqlite import SqliteEventStore
 
             return await SqliteEventStore.open(_sqlite_path(url, prefix), clock=clock)
+    if url.startswith(_POSTGRES_PREFIXES):
+        from keel.stores.postgres import PostgresEventStore
+
+        return await PostgresEventStore.open(url, clock=clock)
     scheme = url.split("://", 1)[0] if "://" in url else url
     raise UnsupportedStoreUrl(
-        f"unsupported store URL scheme {scheme!r}; use memory:// or sqlite:///path/to/file.db"
+        f"unsupported store URL scheme {scheme!r}; use memory://, sqlite:///path/to/file.db "
+        "or postgresql://user@host/database"
     )
 
 

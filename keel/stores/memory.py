@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
 from keel.errors import ConcurrencyConflict
 from keel.events.codec import dumps_event, loads_event
 from keel.events.model import Event
 from keel.ids import Clock, SystemClock
+from keel.stores.locks import KeyedLocks
 from keel.stores.port import ConversationSummary, StoredEvent
 
 
@@ -34,6 +36,7 @@ class InMemoryEventStore:
         self._lock = asyncio.Lock()
         self._logs: dict[str, _Log] = {}
         self._appends = itertools.count(1)
+        self._conversation_locks = KeyedLocks()
 
     async def append(
         self, conversation_id: str, expected_seq: int, events: Sequence[Event]
@@ -85,6 +88,10 @@ class InMemoryEventStore:
         """See `EventStore.last_seq`."""
         log = self._logs.get(conversation_id)
         return len(log.lines) if log else 0
+
+    def conversation_lock(self, conversation_id: str) -> AbstractAsyncContextManager[None]:
+        """See `EventStore.conversation_lock`: an asyncio lock per conversation."""
+        return self._conversation_locks.hold(conversation_id)
 
     async def close(self) -> None:
         """Nothing to release; the data stays readable (useful in tests)."""

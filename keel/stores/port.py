@@ -5,11 +5,16 @@ seq it last saw (`expected_seq`, 0 for a new conversation); the append succeeds 
 that is still the last seq, so two writers racing on one conversation cannot both win.
 The loser gets `keel.errors.ConcurrencyConflict`, nothing of its batch is written, and it
 re-reads the log before trying again.
+
+Optimistic concurrency keeps a log consistent; `conversation_lock` keeps whole turns from
+interleaving: a turn that holds a conversation's lock while it reads, thinks and appends
+never loses a race to another turn of the same conversation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -62,6 +67,18 @@ class EventStore(Protocol):
 
     async def last_seq(self, conversation_id: str) -> int:
         """The seq of the conversation's last event; 0 when it has none."""
+        ...
+
+    def conversation_lock(self, conversation_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold `conversation_id` exclusively for an `async with` block (one turn).
+
+        Two holders of the same conversation never overlap, across every instance on the
+        same storage that the backend can see (PostgreSQL: every process on the database;
+        SQLite and memory: this process only). Other conversations are not blocked. The
+        lock is released when the block exits, by error or cancellation too; a task
+        cancelled while waiting never gets it. Not re-entrant: taking it again inside the
+        block waits forever.
+        """
         ...
 
     async def close(self) -> None:

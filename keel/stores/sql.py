@@ -1,17 +1,21 @@
 """The event store over SQLAlchemy Core (async): one implementation for every SQL dialect.
 
-Dialect specifics (engine creation, pragmas, how a write transaction begins) live in the
-backend modules (`keel.stores.sqlite`; PostgreSQL later). Connections opened for writing
-carry the execution option `keel_write=True` so a backend can begin them differently
-(SQLite takes the write lock up front with BEGIN IMMEDIATE).
+Dialect specifics (engine creation, pragmas, how a write transaction begins, locking) live
+in the backend modules (`keel.stores.sqlite`, `keel.stores.postgres`). Connections opened
+for writing carry the execution option `keel_write=True` so a backend can begin them
+differently (SQLite takes the write lock up front with BEGIN IMMEDIATE). A backend may
+override `_prepare_migration` (PostgreSQL takes an advisory lock there) and
+`conversation_lock` (in-process here; PostgreSQL adds an advisory lock).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from keel.errors import ConcurrencyConflict, StoreError
@@ -19,19 +23,28 @@ from keel.events.codec import SCHEMA_VERSION, dumps_event, loads_event
 from keel.events.model import Event
 from keel.ids import Clock, SystemClock
 from keel.stores import migrations
+from keel.stores.locks import PROCESS_LOCKS
 from keel.stores.port import ConversationSummary, StoredEvent
 from keel.stores.tables import events as events_table
 
 WRITE_OPTION = "keel_write"
 """Execution option set on connections that will write."""
 
+DB_ERRORS = (DBAPIError, OSError, PoolTimeout)
+"""What a database call may raise that becomes `StoreError`: driver errors, a refused or
+dropped connection, an exhausted pool."""
+
 
 class SqlEventStore:
     """`EventStore` on an async SQLAlchemy engine whose database has been migrated."""
 
-    def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self, engine: AsyncEngine, *, clock: Clock | None = None, lock_scope: str | None = None
+    ) -> None:
+        """`lock_scope` names the database for in-process conversation locks (default: URL)."""
         self._engine = engine
         self._clock = clock or SystemClock()
+        self._lock_scope = lock_scope or engine.url.render_as_string()
 
     async def migrate(self) -> list[int]:
         """Bring the database schema up to date; returns the migration versions applied."""
@@ -40,9 +53,21 @@ class SqlEventStore:
             async with self._engine.connect() as conn:
                 conn = await conn.execution_options(**{WRITE_OPTION: True})
                 async with conn.begin():
+                    await self._prepare_migration(conn)
                     return await conn.run_sync(lambda sync: migrations.migrate(sync, now=now))
-        except DBAPIError as exc:
+        except DB_ERRORS as exc:
             raise StoreError(f"migrating the event store failed: {exc}") from exc
+
+    async def _prepare_migration(self, conn: AsyncConnection) -> None:
+        """Runs first in the migration transaction; serialise concurrent migrators here.
+
+        Nothing to do by default: SQLite's BEGIN IMMEDIATE already serialises them.
+        """
+
+    def conversation_lock(self, conversation_id: str) -> AbstractAsyncContextManager[None]:
+        """See `EventStore.conversation_lock`: an asyncio lock shared by this process's
+        stores on the same database; it does not reach other processes."""
+        return PROCESS_LOCKS.hold((self._lock_scope, conversation_id))
 
     async def append(
         self, conversation_id: str, expected_seq: int, events: Sequence[Event]
@@ -68,7 +93,7 @@ class SqlEventStore:
             if actual == expected_seq:
                 raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
             raise ConcurrencyConflict(conversation_id, expected_seq, actual) from exc
-        except DBAPIError as exc:
+        except DB_ERRORS as exc:
             raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
         return [
             StoredEvent(conversation_id=conversation_id, seq=expected_seq + i, event=event)
@@ -99,7 +124,7 @@ class SqlEventStore:
             async with self._engine.connect() as conn:
                 result = await conn.execute(query)
                 rows = result.all()
-        except DBAPIError as exc:
+        except DB_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
         return [
             StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
@@ -121,7 +146,7 @@ class SqlEventStore:
         try:
             async with self._engine.connect() as conn:
                 rows = (await conn.execute(query)).all()
-        except DBAPIError as exc:
+        except DB_ERRORS as exc:
             raise StoreError(f"listing conversations failed: {exc}") from exc
         return [
             ConversationSummary(conversation_id=cid, last_seq=int(seq), updated_at=float(at))
@@ -133,7 +158,7 @@ class SqlEventStore:
         try:
             async with self._engine.connect() as conn:
                 return await self._last_seq(conn, conversation_id)
-        except DBAPIError as exc:
+        except DB_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
 
     @staticmethod

@@ -7,6 +7,11 @@ connections marked as writers (taking the write lock before reading the last seq
 writers are serialised and the second sees the first's events), plain BEGIN for readers.
 WAL lets readers proceed while a writer holds the lock; `busy_timeout` makes a second
 writer wait for the lock instead of failing at once.
+
+`conversation_lock` is an in-process asyncio lock (shared by every store of this process on
+the same file). Several processes may read and append to one file safely, but they do not
+serialise each other's turns: serving one SQLite file from several processes (`--workers`
+above 1) is not supported; use PostgreSQL for that.
 """
 
 from __future__ import annotations
@@ -51,14 +56,16 @@ def _on_begin(conn: Connection) -> None:
 
 
 class SqliteEventStore(SqlEventStore):
-    """`EventStore` in a SQLite file. Several instances (or processes) may share one file."""
+    """`EventStore` in a SQLite file. Several instances (or processes) may share one file;
+    `conversation_lock` serialises turns within one process only."""
 
     @classmethod
     async def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteEventStore:
         """Open (creating it and its parent folders if needed) and migrate the file at `path`."""
         file = Path(path)
         file.parent.mkdir(parents=True, exist_ok=True)
-        store = cls(create_sqlite_engine(file), clock=clock)
+        scope = f"sqlite:{file.resolve()}"
+        store = cls(create_sqlite_engine(file), clock=clock, lock_scope=scope)
         try:
             await store.migrate()
         except BaseException:

@@ -3,6 +3,7 @@
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
@@ -110,7 +111,7 @@ def _check(name: str) -> Check:
     ],
 )
 async def test_contract_rejects_a_broken_store(
-    store_flags: dict[str, bool | str], check_name: str, monkeypatch: pytest.MonkeyPatch
+    store_flags: dict[str, Any], check_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A lock that blocks what it must not is caught by the checks' timeout; keep it short.
     monkeypatch.setattr(locking, "LOCK_TIMEOUT_S", 0.2)

@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from keel.stores.conformance import basic, safety
+from keel.stores.conformance import basic, locking, safety
 from keel.stores.conformance.harness import (
     Capabilities,
     MemoryHarness,
+    PostgresHarness,
     SqliteHarness,
     StoreHarness,
 )
@@ -65,6 +66,19 @@ CHECKS: tuple[Check, ...] = (
         run=safety.concurrent_appends_two_instances,
     ),
     Check(name="retrying_writers_lose_nothing", run=safety.retrying_writers_lose_nothing),
+    Check(
+        name="lock_serialises_one_conversation",
+        run=locking.lock_serialises_one_conversation,
+    ),
+    Check(
+        name="lock_leaves_other_conversations_free",
+        run=locking.lock_leaves_other_conversations_free,
+    ),
+    Check(
+        name="lock_released_on_error_and_cancel",
+        run=locking.lock_released_on_error_and_cancel,
+    ),
+    Check(name="locked_turns_never_conflict", run=locking.locked_turns_never_conflict),
 )
 """The whole contract, in a stable order."""
 
@@ -73,6 +87,7 @@ __all__ = [
     "Capabilities",
     "Check",
     "MemoryHarness",
+    "PostgresHarness",
     "SqliteHarness",
     "StoreHarness",
 ]

@@ -1,6 +1,6 @@
 """What a backend supplies to run the store contract: a harness that opens stores.
 
-A harness owns one backing storage (a dict, a database file, a database). `open()` gives
+A harness owns one backing storage (a dict, a database file, a database schema). `open()` gives
 a handle on it: for backends that can have several handles (SQLite, PostgreSQL) a new,
 independent store instance each call; for the in-memory store, the one instance. All
 stores share the harness's `clock`, a `FakeClock`, so checks can control `updated_at`.
@@ -8,6 +8,7 @@ stores share the harness's `clock`, a `FakeClock`, so checks can control `update
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -80,3 +81,47 @@ class SqliteHarness:
         for store in self._opened:
             await store.close()
         self._opened.clear()
+
+
+class PostgresHarness:
+    """`PostgresEventStore` in a fresh schema of the database at `url`: a new instance per
+    `open()`. `close()` keeps the data (for reopening); `drop()` also removes the schema.
+
+    Each harness has its own schema (and so its own tables and lock keys), so harnesses
+    may run in parallel on one database.
+    """
+
+    name = "postgres"
+    capabilities = Capabilities(durable=True)
+
+    def __init__(self, url: str, *, schema: str | None = None) -> None:
+        self.clock = FakeClock()
+        self.url = url
+        self.schema = schema or f"keel_test_{uuid.uuid4().hex[:16]}"
+        self._opened: list[EventStore] = []
+
+    async def open(self) -> EventStore:
+        from keel.stores.postgres import PostgresEventStore
+
+        store = await PostgresEventStore.open(self.url, schema=self.schema, clock=self.clock)
+        self._opened.append(store)
+        return store
+
+    async def close(self) -> None:
+        for store in self._opened:
+            await store.close()
+        self._opened.clear()
+
+    async def drop(self) -> None:
+        """Close every handle and drop the schema with everything in it."""
+        from sqlalchemy import text
+
+        from keel.stores.postgres import create_postgres_engine
+
+        await self.close()
+        engine = create_postgres_engine(self.url, pool_size=1)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE'))
+        finally:
+            await engine.dispose()

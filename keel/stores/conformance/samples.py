@@ -32,7 +32,7 @@ def varied() -> list[Event]:
         ),
     )
     return [
-        UserMessage(text='Grüße, 你好 🚀 "quoted" \\ \n\x85\u2028', message_id="m1"),
+        UserMessage(text='Grüße, 你好 🚀 "quoted" \\ \n\x85\u2028\x00', message_id="m1"),
         ToolExecuted(
             tool_name="lookup",
             arguments={"ids": [1, 2.5, -0.0, 10**20], "deep": {"a": [None, True, {"b": ""}]}},
