@@ -153,6 +153,14 @@ async def _complete(
         return await _refused(
             t, call, site, "skill.complete_in_block", "finish the ordered block first"
         )
+    rule = skill.document.complete_when
+    criteria = rule.criteria if rule is not None else ()
+    met = args.get("criteria_met")
+    confirmed = {str(c) for c in met} if isinstance(met, list | tuple) else set()
+    for criterion in criteria:
+        if criterion not in confirmed:
+            # The model must vouch for each criterion; the first one it did not is named.
+            return _Done(_error(f"complete_skill refused: criterion not met: {criterion}"))
     await lifecycle.finish(t, skill.skill_id, completed=True)
     return _Done(_ok("complete_skill: done"))
 

@@ -82,7 +82,10 @@ async def _text_only(t: TurnContext, text: str) -> Next:
         if found and isinstance(step, InstructionsStep) and step.complete_when is None:
             # An instructions step without complete_when ends with one delivered reply.
             await blocks_run.advance(t, frame, found[1], step)
-    t.searched = False
+    if t.searched:
+        t.searched = False
+        if await lifecycle.park_after_answer(t):
+            return Next.WAIT
     outcome = await blocks_run.deterministic_pass(t)
     return outcome if outcome in (Next.PAUSED, Next.ENDED) else Next.WAIT
 

@@ -11,12 +11,11 @@ from keel.events.model import (
     SkillResumed,
 )
 from keel.loop import stack
+from keel.loop.offer import RESUME_OFFER_KEY
 from keel.loop.turn import TurnContext
 from keel.memory import reader_for
 from keel.skills import CallStep, OrderedBlock
 
-RESUME_OFFER_KEY = "system.resume_offer"
-"""Engine memory: the parked skill the user was offered to resume."""
 DEFAULT_COMPLETED = "default_completed"
 
 
@@ -63,10 +62,28 @@ async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
         return
     below = t.state.active_skill_id
     if below is not None and stack.top(t.state) is not None and _was_interrupted(t, below):
-        skill = t.definition.skill(below)
-        name = skill.document.name if skill is not None else below
-        await t.emit(MemorySet(key=RESUME_OFFER_KEY, value=below))
-        await t.utter("utter_offer_resume", extra={"skill": name})
+        await offer_resume(t, below)
+
+
+async def offer_resume(t: TurnContext, skill_id: str) -> None:
+    """Ask whether to continue parked skill `skill_id` (the model hears the answer)."""
+    skill = t.definition.skill(skill_id)
+    name = skill.document.name if skill is not None else skill_id
+    await t.emit(MemorySet(key=RESUME_OFFER_KEY, value=skill_id))
+    await t.utter("utter_offer_resume", extra={"skill": name})
+
+
+async def park_after_answer(t: TurnContext) -> bool:
+    """After a grounded answer (knowledge mode), park the active skill and offer to resume
+    it (spec §7.5); False when there is nothing to park."""
+    skill = t.active_skill
+    if skill is None or skill.document.routing.engine_managed or resume_offer(t) is not None:
+        return False
+    if t.state.pending_confirmation is not None:
+        return False  # the pending gate must not be stranded behind a parked skill
+    await t.emit(*stack.interrupt(t.state))
+    await offer_resume(t, skill.skill_id)
+    return True
 
 
 async def link(t: TurnContext, skill_id: str, target: str) -> None:

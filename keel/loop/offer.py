@@ -18,6 +18,9 @@ from keel.loop.stack import top_block
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
 
+RESUME_OFFER_KEY = "system.resume_offer"
+"""Engine memory: the parked skill the user was offered to resume."""
+
 ACTIVATE = "activate"
 SET_FIELDS = "set_fields"
 COMPLETE_SKILL = "complete_skill"
@@ -198,6 +201,9 @@ def offered_tools(
     skill = definition.skill(state.active_skill_id) if state.active_skill_id else None
     targets = tuple(s.skill_id for s in eligible_skills(definition, state))
     targets += block_targets(state, skill)
+    parked = state.memory.get(RESUME_OFFER_KEY)
+    if isinstance(parked, str) and parked not in targets:
+        targets += (parked,)  # accepting a resume offer is an `activate` of the parked skill
     pending = state.pending_confirmation is not None
     offers: list[Offer] = []
     if mode.searched:
@@ -213,7 +219,7 @@ def offered_tools(
         if llm_writable(definition, skill, mode):
             offers.append(_STATIC[SET_FIELDS])
         if skill.document.has_prose and top_block(state) is None:
-            offers.append(_STATIC[COMPLETE_SKILL])
+            offers.append(complete_offer(skill))
         offers.append(_STATIC[CANCEL_SKILL])
     if mode.has_knowledge:
         offers.append(_STATIC[SEARCH_KNOWLEDGE])
@@ -221,3 +227,19 @@ def offered_tools(
         offers.append(_STATIC[CANNOT_HELP])
     offers.append(_STATIC[RESOLVE] if pending else _STATIC[LISTEN])
     return tuple(offers)
+
+
+def complete_offer(skill: Skill) -> Offer:
+    """`complete_skill`; with `complete_when.criteria` the model must list each one it has
+    checked in `criteria_met` (the call fails naming the first criterion it left out)."""
+    rule = skill.document.complete_when
+    if rule is None or not rule.criteria:
+        return _STATIC[COMPLETE_SKILL]
+    item = {"type": "string", "enum": list(rule.criteria)}
+    return Offer(
+        name=COMPLETE_SKILL,
+        description="Mark the active skill as done. Only when every criterion holds: "
+        + "; ".join(rule.criteria),
+        parameters=_object({"criteria_met": {"type": "array", "items": item}}, ("criteria_met",)),
+        builtin=True,
+    )
