@@ -31,6 +31,7 @@ from keel.events.model import (
     RoutingDecided,
     SessionStarted,
     StackChanged,
+    StageTimed,
     TurnEnded,
     TurnStarted,
     UserMessage,
@@ -159,15 +160,17 @@ class Engine:
         metadata: Mapping[str, JsonValue] | None,
         observer: TurnObserver | None,
     ) -> TurnResult:
+        loading = self.clock.now()
         history = tuple(s.event for s in await self.store.read(conversation_id))
         recorder = self._recorder(conversation_id, history, observer)
+        load_ms = (self.clock.now() - loading).total_seconds() * 1000
         if session_due(self.definition, self.clock, history, recorder.state):
             await self._session_start(recorder, history, metadata, text == SESSION_START)
         # The turn below starts its own event list; the session start's belongs to the
         # result too (a greeting comes before the answer, in one response).
         started = tuple(recorder.events)
         if text != SESSION_START:
-            await self._turn(recorder, history, text, metadata or {})
+            await self._turn(recorder, history, text, metadata or {}, load_ms)
             events = started + tuple(recorder.events)
         else:
             events = started
@@ -214,8 +217,11 @@ class Engine:
         history: tuple[Event, ...],
         text: str,
         metadata: Mapping[str, JsonValue],
+        load_ms: float = 0.0,
     ) -> None:
         t = self._context(recorder, tuple(history) + tuple(recorder.events))
+        t.stage_ms["load"] = load_ms
+        recorder.persist_ms = 0.0
         t.user_text = text
         attachments = metadata.get("attachments")
         t.attachments = len(attachments) if isinstance(attachments, list | tuple) else 0
@@ -239,8 +245,9 @@ class Engine:
         outcome = await apply_tap(t, text, metadata) if is_tap else None
         if outcome is None:
             active = t.state.active_skill_id
-            if not await self._slash(t, text) and active is not None:
-                await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
+            with t.timed("route"):
+                if not await self._slash(t, text) and active is not None:
+                    await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
             outcome = await self._run(t, allow_model=True)
         return outcome
 
@@ -304,6 +311,10 @@ class Engine:
 
     async def _end(self, t: TurnContext, stop_reason: str, status: str) -> None:
         meta = {"detail": t.stop_detail} if t.stop_detail else {}
+        t.stage_ms["persist"] = t.recorder.persist_ms
+        await t.emit(
+            *(StageTimed(stage=name, duration_ms=ms) for name, ms in sorted(t.stage_ms.items()))
+        )
         await t.emit(
             TurnEnded(turn_id=t.turn_id, stop_reason=stop_reason, metadata=meta),  # type: ignore[arg-type]
             ConversationStateChanged(state=status),  # type: ignore[arg-type]

@@ -124,12 +124,15 @@ def build_request(
     )
     earlier, current = history(t)
     fixed = [system, *current, *t.transcript]
-    fitted = fit_history(
-        earlier,
-        fixed_tokens=estimate_tokens(fixed) + estimate_tokens([dict(o.parameters) for o in offers]),
-        budget=t.definition.integrations.llm.max_prompt_tokens,
-    )
-    choice = choose(t)
+    with t.timed("compress"):
+        fitted = fit_history(
+            earlier,
+            fixed_tokens=estimate_tokens(fixed)
+            + estimate_tokens([dict(o.parameters) for o in offers]),
+            budget=t.definition.integrations.llm.max_prompt_tokens,
+        )
+    with t.timed("tier"):
+        choice = choose(t)
     request = ModelRequest(
         messages=(system, *fitted.messages, *current, *t.transcript), tools=tools, tier=choice.tier
     )
@@ -170,14 +173,16 @@ async def call_model(
     t: TurnContext, knowledge: tuple[KnowledgeSection, ...] = ()
 ) -> tuple[ModelResponse, tuple[Offer, ...]]:
     """Ask the model once; records `model_called` with tokens and latency."""
-    offers = offered_tools(t.definition, t.state, call_mode(t))
+    with t.timed("tools.build"):
+        offers = offered_tools(t.definition, t.state, call_mode(t))
     prepared = build_request(t, offers, knowledge)
     if prepared.fitted.dropped:
         await t.emit(_compressed(t, prepared.fitted))
     request = prepared.request
     t.last_tier = request.tier
     started = t.clock.now()
-    response = await _ask(t, request)
+    with t.timed("model"):
+        response = await _ask(t, request)
     t.model_calls += 1
     elapsed = (t.clock.now() - started).total_seconds() * 1000
     integrations = t.definition.integrations

@@ -34,6 +34,8 @@ class Recorder:
         self.state = state
         self.clock = clock
         self.events: list[Event] = []
+        self.persist_ms = 0.0
+        """Milliseconds spent appending to the store (the `persist` stage)."""
         """The events appended through this recorder (the current request's)."""
 
     async def emit(self, *events: Event) -> None:
@@ -42,7 +44,9 @@ class Recorder:
             return
         now = self.clock.now().timestamp()
         stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in events]
+        started = self.clock.now()
         stored = await self.store.append(self.conversation_id, self.state.last_seq, stamped)
+        self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
         self.state = fold(stamped, self.state)
         self.events.extend(stamped)
         if self.observer is not None:

@@ -137,9 +137,10 @@ async def run_builder_tool(
     if observer is not None:
         await observer.tool_started(tool_name, args)
     try:
-        run = await run_tool(
-            definition, args, context=context, timeout=t.definition.config.tool_timeout
-        )
+        with t.timed("tools.exec"):
+            run = await run_tool(
+                definition, args, context=context, timeout=t.definition.config.tool_timeout
+            )
     finally:
         # Memory a tool wrote is kept even when the turn is cancelled mid-tool.
         await asyncio.shield(t.emit(*memory.take()))

@@ -21,7 +21,8 @@ transcript). Everything else is in the event log.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from keel.conditions import Outcome, evaluate
@@ -87,6 +88,19 @@ class TurnContext:
     """Attachments that came with the message (`metadata.attachments`)."""
     last_tier: str | None = None
     """The tier of the latest model call in this turn."""
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        """Add the time spent in the `with` block to `stage` (injected clock)."""
+        started = self.clock.now()
+        try:
+            yield
+        finally:
+            elapsed = (self.clock.now() - started).total_seconds() * 1000
+            self.stage_ms[stage] = self.stage_ms.get(stage, 0.0) + elapsed
+
     on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None
     """Called just before a builder tool runs (live progress; tests cancel turns here)."""
 
