@@ -67,14 +67,16 @@ def validate(
 
 
 def _register_commands() -> None:
-    from keel.cli import chat_cmd
+    from keel.cli import chat_cmd, replay_cmd, test_cmd
 
     chat_cmd.register(app)
-    try:
-        from keel.cli import test_cmd
-    except ImportError:  # pragma: no cover - only while the module is absent
-        return
+    replay_cmd.register(app)
     test_cmd.register(app)
+    try:
+        from keel.cli import run_cmd
+    except ImportError:  # pragma: no cover - only while the server module is absent
+        return
+    run_cmd.register(app)
 
 
 _register_commands()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import aclosing
 from dataclasses import dataclass
 
+from keel.events.base import freeze_json
 from keel.events.model import BotMessage, HistoryCompressed, ModelCalled, UserMessage
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
@@ -195,7 +196,11 @@ async def call_model(
             output_tokens=response.usage.output_tokens,
             latency_ms=elapsed,
             cost=cost_of(spec, response.usage),
-            metadata={"tier_reason": prepared.tier.reason},
+            # The reply as the model sent it: replays and the Inspector read it from here.
+            metadata={
+                "tier_reason": prepared.tier.reason,
+                "reply": freeze_json(dict(response.to_message())),
+            },
         )
     )
     return response, offers

@@ -1,0 +1,1 @@
+"""Re-running stored conversations: read a log, replay it through an agent, diff the events."""
