@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -16,6 +17,41 @@ import httpx
 READY_ATTEMPTS = 200
 READY_INTERVAL = 0.05
 """Readiness is polled at most READY_ATTEMPTS times, READY_INTERVAL seconds apart (10 s)."""
+
+
+POSTGRES_URL = os.environ.get("KEEL_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+REQUIRE_POSTGRES = os.environ.get("KEEL_REQUIRE_POSTGRES") == "1"
+
+
+@contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL whose search path is a fresh, migrated schema (dropped afterwards).
+
+    Skips the test (fails it when `KEEL_REQUIRE_POSTGRES=1`) when PostgreSQL cannot be
+    reached at `KEEL_TEST_POSTGRES_URL`.
+    """
+    import pytest
+
+    from keel.stores.conformance import PostgresHarness
+
+    harness = PostgresHarness(POSTGRES_URL)
+    try:
+        asyncio.run(asyncio.wait_for(_create(harness), 10))
+    except Exception as exc:
+        reason = f"PostgreSQL not reachable at {POSTGRES_URL} ({type(exc).__name__}: {exc})"
+        if REQUIRE_POSTGRES:
+            pytest.fail(f"{reason}; KEEL_REQUIRE_POSTGRES=1 makes it mandatory")
+        pytest.skip(reason)
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield f"{POSTGRES_URL}{separator}options=-csearch_path%3D{harness.schema}"
+    finally:
+        asyncio.run(harness.drop())
+
+
+async def _create(harness: object) -> None:
+    store = await harness.open()  # type: ignore[attr-defined]
+    await store.close()
 
 
 def free_port() -> int:

@@ -17,7 +17,14 @@ import httpx
 from fastapi import FastAPI
 
 from keel.ids import FakeClock, SequentialIds
-from keel.llm.port import Model, ModelRequest, ModelResponse
+from keel.llm.port import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+)
 from keel.loop.engine import Engine
 from keel.project.definition import AgentDefinition
 from keel.server import ServerSettings, create_app
@@ -77,6 +84,23 @@ class GatedModel:
         self.called.set()
         await self.gate.wait()
         return await self.inner.complete(request)
+
+
+class StreamingModel(ScriptedModel):
+    """A scripted model that also streams: each reply's text arrives in three pieces.
+
+    Special because `ScriptedModel` only answers whole replies, and the `text_delta` frames
+    need a model with `stream`.
+    """
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Yield the reply's text in pieces, then the whole reply."""
+        response = await self.complete(request)
+        text = response.text or ""
+        third = max(1, len(text) // 3)
+        for start in range(0, len(text), third):
+            yield TextDelta(text=text[start : start + third])
+        yield StreamDone(response=response)
 
 
 def parse_sse(text: str) -> list[tuple[int | None, str, dict[str, object]]]:

@@ -1,34 +1,18 @@
-"""Pause points over HTTP: the `paused` frame, the pending view, approvals exactly once.
-
-`Engine.resolve_pause` is being added to keel.loop (loop-design.md, "Engine hooks for the
-server"). Until it is there, `ResolvingEngine` stands in for it with the contract's
-observable behaviour (resolve once, else `RunError`), so the server's side is tested
-either way; with the real engine the approved tool must also have run exactly once.
-"""
+"""Pause points over HTTP: the `paused` frame, the pending view, approvals exactly once."""
 
 from __future__ import annotations
 
 import asyncio
 
-import pytest
 from server_kit import ALICE, ServeFactory, parse_sse
 
-from keel.errors import RunError
-from keel.events.fold import fold
 from keel.events.model import (
-    BotMessage,
-    ConversationStateChanged,
-    Event,
     PausePointResolved,
     ToolExecuted,
-    TurnEnded,
-    TurnStarted,
 )
-from keel.loop.engine import Engine
 
 URL = "/v1/conversations/plan"
 SSE = {**ALICE, "accept": "text/event-stream"}
-REAL = callable(getattr(Engine, "resolve_pause", None))
 
 PLAN_CHANGE = [
     {"tool_calls": [{"name": "activate", "arguments": {"target_id": "verify_customer"}}]},
@@ -46,30 +30,6 @@ MESSAGES = ["I'd like a faster plan", "BW100234", "4821", "upgrade my plan pleas
 TAP = "set:session.change_plan.new_plan=fibre_500"
 
 
-class ResolvingEngine(Engine):
-    """Stands in for `Engine.resolve_pause` until keel.loop has it (see the module docstring)."""
-
-    async def resolve_pause(
-        self, conversation_id: str, pause_id: str, approved: bool, *, observer: object = None
-    ) -> None:
-        stored = await self.store.read(conversation_id)
-        state = fold(s.event for s in stored)
-        if state.pending_confirmation is None or state.pending_confirmation.pause_id != pause_id:
-            raise RunError(f"pause {pause_id!r} is not pending")
-        events: list[Event] = [
-            TurnStarted(turn_id="resume"),
-            ConversationStateChanged(state="running"),
-            PausePointResolved(pause_id=pause_id, approved=approved),
-            BotMessage(text="approved" if approved else "denied", response_source="verbatim"),
-            TurnEnded(turn_id="resume", stop_reason="end_turn"),
-            ConversationStateChanged(state="idle"),
-        ]
-        await self.store.append(conversation_id, state.last_seq, events)
-
-
-ENGINE = Engine if REAL else ResolvingEngine
-
-
 async def _pause(client: object) -> tuple[str, list[tuple[int | None, str, dict[str, object]]]]:
     for text in MESSAGES:
         r = await client.post(f"{URL}/messages", json={"text": text}, headers=ALICE)  # type: ignore[attr-defined]
@@ -82,7 +42,7 @@ async def _pause(client: object) -> tuple[str, list[tuple[int | None, str, dict[
 
 
 async def test_a_pause_is_streamed_and_shown_as_pending(serve: ServeFactory) -> None:
-    async with serve(PLAN_CHANGE, engine_type=ENGINE) as s:
+    async with serve(PLAN_CHANGE) as s:
         pause_id, frames = await _pause(s.client)
         view = (await s.client.get(URL, headers=ALICE)).json()
         wrong = await s.client.post(f"{URL}/approvals/nope", json={"approved": True}, headers=ALICE)
@@ -101,7 +61,7 @@ async def test_a_pause_is_streamed_and_shown_as_pending(serve: ServeFactory) -> 
 
 
 async def test_an_approval_resumes_exactly_once(serve: ServeFactory) -> None:
-    async with serve(PLAN_CHANGE, engine_type=ENGINE) as s:
+    async with serve(PLAN_CHANGE) as s:
         pause_id, _ = await _pause(s.client)
         url = f"{URL}/approvals/{pause_id}"
         answers = await asyncio.gather(
@@ -115,17 +75,7 @@ async def test_an_approval_resumes_exactly_once(serve: ServeFactory) -> None:
     assert ok["state"] == "idle" and ok["pending_confirmation"] is None and ok["messages"]
     assert later.status_code == 409
     assert [e.approved for e in log if isinstance(e, PausePointResolved)] == [True]
-    if REAL:
-        switched = [e for e in log if isinstance(e, ToolExecuted) and e.tool_name == "switch_plan"]
-        assert len(switched) == 1
-
-
-@pytest.mark.skipif(REAL, reason="the engine resolves pause points now")
-async def test_without_engine_support_approvals_answer_501(serve: ServeFactory) -> None:
-    async with serve(PLAN_CHANGE) as s:
-        pause_id, _ = await _pause(s.client)
-        r = await s.client.post(
-            f"{URL}/approvals/{pause_id}", json={"approved": True}, headers=ALICE
-        )
-    assert r.status_code == 501
-    assert r.json()["error"]["code"] == "approval.unsupported"
+    switched = [e for e in log if isinstance(e, ToolExecuted) and e.tool_name == "switch_plan"]
+    assert len(switched) == 1
+    assert switched[0].metadata["source"] == "tool_confirmation"
+    assert any("Fibre 500" in m["text"] for m in ok["messages"])

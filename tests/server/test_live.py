@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import openai
-from live_server import live_server
+import pytest
+from live_server import live_server, postgres_schema
 from server_kit import EXAMPLE, parse_sse
 
 KEY = "sdk-secret"
@@ -92,18 +95,52 @@ def _stream(client: openai.OpenAI, text: str) -> tuple[str, str | None]:
     return "".join(parts), finish
 
 
-def test_several_workers_share_one_store(tmp_path: Path) -> None:
-    args = [str(EXAMPLE), "--workers", "2", "--model", f"scripted:{tmp_path / 'empty.yml'}"]
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL for the live server: a SQLite file, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'workers.db'}"
+        return
+    with postgres_schema() as url:
+        yield url
+
+
+def test_several_workers_share_one_store(tmp_path: Path, database_url: str) -> None:
     (tmp_path / "empty.yml").write_text("[]\n", encoding="utf-8")
-    with live_server(args, env=_env(tmp_path), cwd=tmp_path) as base:
-        with httpx.Client(base_url=base, headers={"x-api-key": KEY}) as http:
+    args = [str(EXAMPLE), "--workers", "2", "--model", f"scripted:{tmp_path / 'empty.yml'}"]
+    env = {**_env(tmp_path), "KEEL_DATABASE_URL": database_url}
+    with live_server(args, env=env, cwd=tmp_path) as base:
+        with httpx.Client(base_url=base, headers={"x-api-key": KEY}, timeout=30) as http:
             answers = [
                 http.post(f"/v1/conversations/w-{n}/messages", json={"text": "/session_start"})
                 for n in range(6)
             ]
             listing = http.get("/v1/admin/conversations").json()
+            if database_url.startswith("postgresql"):
+                _one_conversation_at_once(http)
     assert {r.status_code for r in answers} == {200}
     assert {r.json()["messages"][0]["text"].split(",")[0] for r in answers} == {"Hi"}
     owned = sorted(c["conversation_id"] for c in listing["conversations"])
     assert owned == [f"w-{n}" for n in range(6)]
     assert json.dumps(listing).count('"owner": "sdk"') == 6
+
+
+def _one_conversation_at_once(http: httpx.Client) -> None:
+    """Ten simultaneous messages to one conversation: whole turns, one after another."""
+
+    def send(n: int) -> int:
+        r = http.post("/v1/conversations/shared/messages", json={"text": f"message {n}"})
+        return r.status_code
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        statuses = list(pool.map(send, range(10)))
+    events = http.get("/v1/conversations/shared/events").json()["events"]
+    assert set(statuses) <= {200, 409} and 200 in statuses
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    open_turns = 0
+    for item in events:
+        kind = item["event"]["type"]
+        open_turns += {"turn_started": 1, "turn_ended": -1}.get(kind, 0)
+        assert open_turns in (0, 1), "two turns of one conversation interleaved"
+    users = [e["event"]["text"] for e in events if e["event"]["type"] == "user_message"]
+    assert len(users) == statuses.count(200)

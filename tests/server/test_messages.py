@@ -7,6 +7,7 @@ from server_kit import (
     ALICE,
     SET_POSTCODE,
     ServeFactory,
+    StreamingModel,
     parse_sse,
 )
 
@@ -21,6 +22,7 @@ async def test_first_message_answers_json_with_greeting_and_turn(serve: ServeFac
         r = await s.client.post(
             f"{URL}/messages", json={"text": "my internet is down"}, headers=ALICE
         )
+        last = await s.store.last_seq("alice/c1")
     assert r.status_code == 200
     body = r.json()
     texts = [m["text"] for m in body["messages"]]
@@ -30,7 +32,7 @@ async def test_first_message_answers_json_with_greeting_and_turn(serve: ServeFac
     assert body["stop_reason"] == "end_turn"
     assert body["state"] == "idle"
     assert body["pending_confirmation"] is None
-    assert body["last_seq"] == body["messages"][-1]["seq"] + 3
+    assert body["last_seq"] == last > body["messages"][-1]["seq"]
 
 
 async def test_sse_frames_carry_log_seqs_and_end_with_done(serve: ServeFactory) -> None:
@@ -55,6 +57,18 @@ async def test_sse_frames_carry_log_seqs_and_end_with_done(serve: ServeFactory) 
             assert ident is None
     assert frames[-1][2] == {"stop_reason": "end_turn", "state": "idle", "last_seq": max(log)}
     assert frames[-1][0] == max(log)
+
+
+async def test_streamed_model_text_arrives_as_text_deltas(serve: ServeFactory) -> None:
+    reply = "Hello! I can help with outages, bills and plan changes."
+    async with serve(model=StreamingModel([reply])) as s:
+        r = await s.client.post(f"{URL}/messages", json={"text": "hi there"}, headers=SSE)
+    frames = parse_sse(r.text)
+    deltas = [data["text"] for _, name, data in frames if name == "text_delta"]
+    assert len(deltas) >= 3 and "".join(deltas) == reply
+    first_delta = next(i for i, f in enumerate(frames) if f[1] == "text_delta")
+    said = [i for i, f in enumerate(frames) if f[1] == "bot_message" and f[2]["text"] == reply]
+    assert said and said[0] > first_delta
 
 
 async def test_last_event_id_resumes_from_the_log(serve: ServeFactory) -> None:

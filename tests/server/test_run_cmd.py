@@ -94,3 +94,6 @@ def test_run_refuses_a_broken_project_and_an_unknown_model(tmp_path: Path) -> No
     bad_model = runner.invoke(app, [str(EXAMPLE), "--model", "magic"])
     assert bad_model.exit_code == 2
     assert "unknown model" in bad_model.output
+    no_provider_key = runner.invoke(app, [str(EXAMPLE)], env={"OPENAI_API_KEY": None})
+    assert no_provider_key.exit_code == 2
+    assert "OPENAI_API_KEY" in no_provider_key.output

@@ -1,0 +1,216 @@
+"""`keel run PATH`: serve an agent over HTTP with uvicorn.
+
+Safe by default: bound to 127.0.0.1, and when no API key is configured a key for this
+run is generated and printed (scopes chat and admin); serving on any other address
+without configured keys is refused. Keys come from `KEEL_API_KEYS` and/or a keys file
+(`--keys`, `KEEL_API_KEYS_FILE`), see docs/deploy.md. The event store is SQLite under
+`.keel/` of the current directory unless `--database-url` / `KEEL_DATABASE_URL` says
+otherwise. Settings reach the uvicorn workers as JSON in `KEEL_SERVER_SETTINGS`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from keel.project.diagnostics import has_errors
+
+if TYPE_CHECKING:
+    from keel.project.definition import AgentDefinition
+    from keel.server.auth import KeyRing
+    from keel.server.settings import ServerSettings
+
+LOCAL_KEY_NAME = "local"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_database_url(cwd: Path) -> str:
+    """SQLite under `.keel/` of `cwd` (an absolute path, the same for every worker)."""
+    return f"sqlite:///{(cwd / '.keel' / 'keel.db').resolve()}"
+
+
+def _salt(env: dict[str, str]) -> tuple[bytes, bool]:
+    from keel.server.auth import KeyRing
+
+    configured = env.get("KEEL_API_KEY_SALT")
+    if configured:
+        return configured.encode("utf-8"), True
+    return KeyRing.new_salt(), False
+
+
+def load_keys(env: dict[str, str], keys_file: Path | None) -> tuple[KeyRing, str | None]:
+    """(KeyRing, generated local secret or None) from the environment and the keys file."""
+    from keel.server.auth import KeyConfigError, KeyRing, parse_keys
+
+    salt, configured = _salt(env)
+    texts = [env.get("KEEL_API_KEYS", "")]
+    path = keys_file or (Path(env["KEEL_API_KEYS_FILE"]) if env.get("KEEL_API_KEYS_FILE") else None)
+    try:
+        if path is not None:
+            texts.append(path.read_text(encoding="utf-8"))
+        keys = parse_keys("\n".join(texts), salt, salt_configured=configured)
+    except (OSError, KeyConfigError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    if keys:
+        return KeyRing(salt=salt, keys=keys), None
+    secret = f"keel-local-{secrets.token_urlsafe(24)}"
+    local = parse_keys(f"{LOCAL_KEY_NAME}:chat,admin:{secret}", salt)
+    return KeyRing(salt=salt, keys=local), secret
+
+
+def _check_project(path: Path) -> AgentDefinition:
+    from keel.project.load import load_project
+
+    definition, diagnostics = load_project(path)
+    if definition is None or has_errors(diagnostics):
+        for d in diagnostics:
+            typer.echo(d.render(), err=True)
+        typer.echo(f"{path}: the agent has errors; not serving it", err=True)
+        raise typer.Exit(1)
+    return definition
+
+
+def _check_model(spec: str | None, definition: AgentDefinition) -> None:
+    from keel.server.model_spec import ModelSpecError, build_model
+
+    try:
+        build_model(spec, definition)
+    except ModelSpecError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _banner(agent: str, host: str, port: int, secret: str | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    lines = [
+        f"Keel is serving {agent} at {base}",
+        f"  chat API        {base}/v1/conversations/{{id}}/messages",
+        f"  OpenAI-style    {base}/v1  (model {agent!r})",
+        f"  REST webhook    {base}/webhooks/rest/webhook",
+        f"  API docs        {base}/docs  ({base}/openapi.json)",
+        f"  health          {base}/health",
+    ]
+    if secret is not None:
+        lines += [
+            "No API key is configured, so this run has its own key (scopes chat, admin):",
+            f"  {secret}",
+            f"  curl -H 'Authorization: Bearer {secret}' -H 'Content-Type: application/json' \\",
+            f'       -d \'{{"text": "hello"}}\' {base}/v1/conversations/demo/messages',
+        ]
+    return "\n".join(lines)
+
+
+def build_settings(
+    path: Path,
+    *,
+    host: str,
+    database_url: str | None,
+    model: str | None,
+    keys_file: Path | None,
+    env: dict[str, str],
+    cwd: Path,
+) -> tuple[ServerSettings, str | None]:
+    """The server settings for `keel run`, and the generated local key (if one was made)."""
+    from keel.server.ratelimit import RateLimit
+    from keel.server.settings import DEFAULT_MAX_BODY_BYTES, ServerSettings
+
+    keys, secret = load_keys(env, keys_file)
+    if secret is not None and not is_loopback(host):
+        raise typer.BadParameter(
+            f"refusing to serve on {host} without API keys: set KEEL_API_KEYS or --keys",
+            param_hint="--host",
+        )
+    try:
+        rate = (
+            RateLimit.parse(env["KEEL_RATE_LIMIT"]) if env.get("KEEL_RATE_LIMIT") else RateLimit()
+        )
+        max_body = int(env.get("KEEL_MAX_BODY_BYTES") or DEFAULT_MAX_BODY_BYTES)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    settings = ServerSettings(
+        project=path.resolve(),
+        database_url=database_url or env.get("KEEL_DATABASE_URL") or default_database_url(cwd),
+        model=model,
+        keys=keys,
+        rate_limit=rate,
+        max_body_bytes=max_body,
+    )
+    return settings, secret
+
+
+def run_command(
+    path: Annotated[Path, typer.Argument(help="Agent project folder.")],
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to bind.")] = 8000,
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="Event store URL (default: KEEL_DATABASE_URL, else SQLite under .keel/).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="scripted:FILE, or none for the agent's model groups."),
+    ] = None,
+    keys_file: Annotated[
+        Path | None,
+        typer.Option("--keys", help="API keys file (name:scopes:key per line)."),
+    ] = None,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
+    import uvicorn
+
+    from keel.server.settings import SETTINGS_ENV
+
+    definition = _check_project(path)
+    _check_model(model, definition)
+    env = dict(os.environ)
+    settings, secret = build_settings(
+        path,
+        host=host,
+        database_url=database_url,
+        model=model,
+        keys_file=keys_file,
+        env=env,
+        cwd=Path.cwd(),
+    )
+    typer.echo(_banner(definition.config.id or definition.root.name, host, port, secret))
+    os.environ[SETTINGS_ENV] = settings.to_json()
+    uvicorn.run(
+        "keel.server.asgi:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `keel run` to the CLI."""
+    app.command("run")(run_command)
+
+
+def main() -> None:
+    """Run `keel run` on its own (`python -c "from keel.cli.run_cmd import main; main()"`)."""
+    standalone = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    register(standalone)
+    standalone()

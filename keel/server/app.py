@@ -1,0 +1,74 @@
+"""`create_app`: the FastAPI app serving one agent.
+
+Everything the app uses hangs off one `ServerRuntime` in `app.state.keel`; nothing is
+global, so tests build as many apps as they like. The lifespan opens the runtime (agent,
+store, engine) and closes it (running turns cancelled, store closed). In-process tests
+enter it with `async with app.router.lifespan_context(app): ...`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
+from keel import __version__
+from keel.ids import Clock, IdSource
+from keel.server import admin, channels_openai, channels_rest, conversations
+from keel.server.deps import Runtime
+from keel.server.errors import install_error_handlers
+from keel.server.limits import BodyLimit
+from keel.server.runtime import EngineFactory, ServerRuntime
+from keel.server.settings import ServerSettings
+from keel.server.wire import HealthReply
+
+_DESCRIPTION = (
+    "Talk to a Keel agent: the chat API with JSON or server-sent events, approvals and "
+    "cancellation, Rasa's REST webhook and an OpenAI-compatible Chat Completions endpoint. "
+    "See docs/api.md."
+)
+
+
+def create_app(
+    settings: ServerSettings,
+    *,
+    engine_factory: EngineFactory | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+) -> FastAPI:
+    """The app for `settings`; `engine_factory`, `clock` and `ids` replace the defaults."""
+    runtime = ServerRuntime(settings, engine_factory=engine_factory, clock=clock, ids=ids)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        await runtime.open()
+        try:
+            yield
+        finally:
+            await runtime.close()
+
+    app = FastAPI(
+        title="Keel",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.keel = runtime
+    install_error_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.include_router(conversations.router)
+    app.include_router(channels_rest.router)
+    app.include_router(channels_openai.router)
+    app.include_router(admin.router)
+    app.add_api_route(
+        "/health", _health, methods=["GET"], response_model=HealthReply, tags=["health"]
+    )
+    return app
+
+
+async def _health(runtime: Runtime) -> JSONResponse:
+    """Liveness and readiness: answers once the agent is loaded and the store is open."""
+    reply: HealthReply = {"status": "ok", "agent": runtime.agent_id}
+    return JSONResponse(reply)

@@ -1,0 +1,123 @@
+"""Running turns: at most one per conversation in this process, each cancellable.
+
+`RunRegistry.start` refuses a second run for a conversation that has one (the route
+answers 409) and otherwise starts a `TurnRun`: an asyncio task that runs the engine call
+in an inner task with a `FeedObserver`, so followers see every event as it is appended.
+Cancelling a run cancels only the inner task: the engine records the turn as cancelled
+and the run still reports its outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+
+from keel.errors import RunError
+from keel.events.fold import ConversationState, fold
+from keel.loop.errors import PauseNotPending
+from keel.loop.result import TurnResult
+from keel.server.engine_port import FeedObserver, TurnCall
+from keel.server.feed import Failure, Finished, RunOutcome, TurnFeed
+from keel.stores.port import EventStore
+
+_log = logging.getLogger("keel.server")
+
+
+class ConversationBusy(Exception):
+    """A run is already active for this conversation in this process."""
+
+
+class TurnRun:
+    """One request's work on one conversation."""
+
+    def __init__(self, *, key: str, store: EventStore, call: TurnCall) -> None:
+        self.key = key
+        self.feed = TurnFeed()
+        self._store = store
+        self._observer = FeedObserver(self.feed, key)
+        self._inner: asyncio.Task[TurnResult] = asyncio.ensure_future(call(self._observer))
+        self.task: asyncio.Task[RunOutcome] = asyncio.ensure_future(self._drive())
+
+    @property
+    def done(self) -> bool:
+        """True once the outcome is known."""
+        return self.task.done()
+
+    def cancel(self) -> bool:
+        """Cancel the engine call (the turn is recorded as cancelled); False if it ended."""
+        return self._inner.cancel()
+
+    async def wait(self) -> RunOutcome:
+        """The outcome; cancelling the waiter does not cancel the run."""
+        return await asyncio.shield(self.task)
+
+    async def _drive(self) -> RunOutcome:
+        result: TurnResult | None = None
+        cancelled, failure = False, None
+        try:
+            result = await self._inner
+        except asyncio.CancelledError:
+            if not self._inner.cancelled():
+                raise
+            cancelled = True
+        except PauseNotPending as exc:
+            failure = Failure(status=409, code="approval.not_pending", message=str(exc))
+        except RunError as exc:
+            failure = Failure(status=409, code=exc.code.removeprefix("keel."), message=str(exc))
+        except Exception as exc:  # the engine records what it can; the client learns it failed
+            _log.exception("turn failed")
+            failure = Failure(status=500, code="turn.failed", message=type(exc).__name__)
+        state = result.state if result is not None else await self._read_state()
+        outcome = RunOutcome(
+            events=tuple(self._observer.appended),
+            state=state,
+            cancelled=cancelled,
+            failure=failure,
+        )
+        # Followers wait for this item whatever happened above.
+        self.feed.push(Finished(outcome=outcome))
+        return outcome
+
+    async def _read_state(self) -> ConversationState:
+        try:
+            return fold(s.event for s in await self._store.read(self.key))
+        except Exception:
+            _log.exception("reading the conversation after its run failed")
+            return ConversationState()
+
+
+class RunRegistry:
+    """The runs active in this process, by conversation key."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+        self._runs: dict[str, TurnRun] = {}
+
+    def active(self, key: str) -> TurnRun | None:
+        """The run of conversation `key`, if one is active."""
+        return self._runs.get(key)
+
+    def start(self, key: str, call: TurnCall) -> TurnRun:
+        """Start a run; raises `ConversationBusy` when `key` already has one."""
+        if key in self._runs:
+            raise ConversationBusy(key)
+        run = TurnRun(key=key, store=self._store, call=call)
+        self._runs[key] = run
+        run.task.add_done_callback(lambda _task: self._forget(key, run))
+        return run
+
+    def _forget(self, key: str, run: TurnRun) -> None:
+        if self._runs.get(key) is run:
+            del self._runs[key]
+
+    def __iter__(self) -> Iterator[TurnRun]:
+        return iter(list(self._runs.values()))
+
+    async def shutdown(self) -> None:
+        """Cancel every active run and wait for them to record it."""
+        runs = list(self._runs.values())
+        for run in runs:
+            run.cancel()
+        if runs:
+            await asyncio.gather(*(run.task for run in runs), return_exceptions=True)

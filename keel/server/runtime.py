@@ -1,0 +1,117 @@
+"""`ServerRuntime`: what one app instance holds while it serves (no module globals).
+
+Opened by the app's lifespan: loads the agent, opens the store, builds the engine (with
+the injected `engine_factory`, or from `settings.model`). Closed on shutdown: running
+turns are cancelled (and recorded as cancelled), then the store is closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from keel.errors import DefinitionError, KeelError
+from keel.ids import Clock, IdSource, SystemClock, UuidSource
+from keel.loop.engine import Engine
+from keel.project.definition import AgentDefinition
+from keel.project.diagnostics import has_errors
+from keel.project.load import load_project
+from keel.server.model_spec import build_model
+from keel.server.ratelimit import RateLimiter
+from keel.server.runs import RunRegistry
+from keel.server.settings import ServerSettings
+from keel.stores.factory import open_store
+from keel.stores.port import EventStore
+
+EngineFactory = Callable[[AgentDefinition, EventStore], Engine]
+"""Builds the engine from the loaded agent and the opened store (tests pass their own)."""
+
+
+class ServerNotReady(KeelError):
+    """The runtime was used before the app started (or after it stopped)."""
+
+    code = "keel.server.not_ready"
+
+
+@dataclass(kw_only=True, slots=True)
+class _Open:
+    definition: AgentDefinition
+    store: EventStore
+    engine: Engine
+    runs: RunRegistry
+
+
+class ServerRuntime:
+    """The agent, store, engine and running turns of one app."""
+
+    def __init__(
+        self,
+        settings: ServerSettings,
+        *,
+        engine_factory: EngineFactory | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.ids: IdSource = ids or UuidSource()
+        self.limiter = RateLimiter(settings.rate_limit, self.clock)
+        self._engine_factory = engine_factory or self._default_engine
+        self._open: _Open | None = None
+
+    def _default_engine(self, definition: AgentDefinition, store: EventStore) -> Engine:
+        model = build_model(self.settings.model, definition)
+        return Engine(definition=definition, store=store, model=model, clock=self.clock)
+
+    async def open(self) -> None:
+        """Load the agent, open the store and build the engine."""
+        definition, diagnostics = load_project(self.settings.project)
+        if definition is None or has_errors(diagnostics):
+            raise DefinitionError(diagnostics)
+        store = await open_store(self.settings.database_url, clock=self.clock)
+        try:
+            engine = self._engine_factory(definition, store)
+        except BaseException:
+            await store.close()
+            raise
+        self._open = _Open(
+            definition=definition, store=store, engine=engine, runs=RunRegistry(store)
+        )
+
+    async def close(self) -> None:
+        """Cancel running turns, then close the store."""
+        current, self._open = self._open, None
+        if current is not None:
+            await current.runs.shutdown()
+            await current.store.close()
+
+    def _get(self) -> _Open:
+        if self._open is None:
+            raise ServerNotReady("the server is not started")
+        return self._open
+
+    @property
+    def definition(self) -> AgentDefinition:
+        """The served agent."""
+        return self._get().definition
+
+    @property
+    def store(self) -> EventStore:
+        """The event store."""
+        return self._get().store
+
+    @property
+    def engine(self) -> Engine:
+        """The engine."""
+        return self._get().engine
+
+    @property
+    def runs(self) -> RunRegistry:
+        """Turns running in this process."""
+        return self._get().runs
+
+    @property
+    def agent_id(self) -> str:
+        """The agent's id (`agent.id`, else the project folder name)."""
+        definition = self.definition
+        return definition.config.id or definition.root.name

@@ -1,0 +1,112 @@
+"""Answers of the chat API, built from the log and the folded state (no IO here)."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from keel.events.base import to_plain
+from keel.events.codec import encode_event
+from keel.events.fold import ConversationState, PendingConfirmation
+from keel.events.model import BotMessage
+from keel.memory import MemorySchema
+from keel.server.feed import RunOutcome
+from keel.server.wire import (
+    BotMessageOut,
+    ButtonOut,
+    ConversationView,
+    EventsReply,
+    FrameOut,
+    JsonObject,
+    LoggedEvent,
+    MessageReply,
+    PendingOut,
+    StopReasonOut,
+)
+from keel.stores.port import StoredEvent
+
+MASK = "[set]"
+"""What a pii memory value is shown as."""
+
+
+def bot_message_out(seq: int, message: BotMessage) -> BotMessageOut:
+    """One bot message with its buttons."""
+    buttons: list[ButtonOut] = [{"title": b.title, "payload": b.payload} for b in message.buttons]
+    return {
+        "seq": seq,
+        "text": message.text,
+        "buttons": buttons,
+        "utter_action": message.utter_action,
+    }
+
+
+def bot_messages(events: tuple[StoredEvent, ...]) -> list[BotMessageOut]:
+    """The bot messages among `events`, in order."""
+    return [bot_message_out(s.seq, s.event) for s in events if isinstance(s.event, BotMessage)]
+
+
+def pending_out(pending: PendingConfirmation | None) -> PendingOut | None:
+    """A pending confirmation, or None."""
+    if pending is None:
+        return None
+    return {
+        "pause_id": pending.pause_id,
+        "tool": pending.tool_name,
+        "ask": pending.confirmation_ask,
+        "arguments": cast(JsonObject, to_plain(pending.tool_args)),
+    }
+
+
+def message_reply(conversation_id: str, outcome: RunOutcome) -> MessageReply:
+    """The JSON answer to a message or approval."""
+    return {
+        "conversation_id": conversation_id,
+        "messages": bot_messages(outcome.events),
+        "stop_reason": cast(StopReasonOut, outcome.stop_reason),
+        "state": outcome.state.status,
+        "pending_confirmation": pending_out(outcome.state.pending_confirmation),
+        "last_seq": outcome.state.last_seq,
+    }
+
+
+def masked_memory(state: ConversationState, schema: MemorySchema) -> JsonObject:
+    """Memory as plain JSON, every value of a `pii` field replaced by `[set]`."""
+    shown: JsonObject = {}
+    for key in sorted(state.memory):
+        declared = schema.field(key)
+        pii = declared is not None and declared.pii
+        shown[key] = MASK if pii else to_plain(state.memory[key])
+    return shown
+
+
+def conversation_view(
+    conversation_id: str, state: ConversationState, schema: MemorySchema, *, running: bool
+) -> ConversationView:
+    """`GET /v1/conversations/{id}`."""
+    stack: list[FrameOut] = [
+        {
+            "frame_id": f.frame_id,
+            "skill_id": f.skill_id,
+            "type": f.type,
+            "block_id": f.block_id,
+            "step_id": f.step_id,
+        }
+        for f in state.stack
+    ]
+    return {
+        "conversation_id": conversation_id,
+        "state": state.status,
+        "running": running,
+        "active_skill": state.active_skill_id,
+        "stack": stack,
+        "memory": masked_memory(state, schema),
+        "pending_confirmation": pending_out(state.pending_confirmation),
+        "last_stop_reason": state.last_stop_reason,
+        "turn_count": state.turn_count,
+        "last_seq": state.last_seq,
+    }
+
+
+def events_reply(conversation_id: str, events: list[StoredEvent], last_seq: int) -> EventsReply:
+    """`GET /v1/conversations/{id}/events`: encoded events as stored (not masked)."""
+    logged: list[LoggedEvent] = [{"seq": s.seq, "event": encode_event(s.event)} for s in events]
+    return {"conversation_id": conversation_id, "events": logged, "last_seq": last_seq}
