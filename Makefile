@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Serves the example agent on http://127.0.0.1:8000 (SQLite under .keel/). With no
+# OPENAI_API_KEY the model's side comes from a recorded script (a plan-change demo).
 run: $(STAMP)
 	$(BIN)/keel validate $(EXAMPLE)
+	$(BIN)/keel run $(EXAMPLE) $(if $(OPENAI_API_KEY),,--model scripted:$(EXAMPLE)/scripts/plan_change.yml)
 
 lint: $(STAMP)
 	$(BIN)/ruff check keel tests

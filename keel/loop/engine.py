@@ -204,12 +204,17 @@ class Engine:
         if metadata:
             start.append(MemorySet(key=SESSION_METADATA_KEY, value=freeze_json(dict(metadata))))
         await t.emit(*start)
-        await seed_project_memory(t, metadata or {})
+        await self._guarded(t, self._start(t, metadata or {}, explicit))
+
+    async def _start(
+        self, t: TurnContext, metadata: Mapping[str, JsonValue], explicit: bool
+    ) -> Next:
+        await seed_project_memory(t, metadata)
         if self.definition.skill(SESSION_START_SKILL) is not None:
             await lifecycle.activate(t, SESSION_START_SKILL, interrupt=False)
         if explicit:
             await t.emit(UserMessage(text=SESSION_START, message_id=self.ids.new_id()))
-        await self._finish(t, await self._run(t, allow_model=False))
+        return await self._run(t, allow_model=False)
 
     async def _turn(
         self,
