@@ -50,7 +50,7 @@ from keel.loop.offer import eligible_skills
 from keel.loop.outcome import _Done
 from keel.loop.recorder import Recorder
 from keel.loop.result import TurnResult, turn_result
-from keel.loop.session import seed_project_memory, session_due
+from keel.loop.session import close_interrupted_turn, seed_project_memory, session_due
 from keel.loop.taps import apply_tap, button_title
 from keel.loop.tools_run import CallSite
 from keel.loop.turn import Next, TurnContext
@@ -122,6 +122,7 @@ class Engine:
         async with self._lock(conversation_id):
             history = tuple(s.event for s in await self.store.read(conversation_id))
             recorder = self._recorder(conversation_id, history, observer)
+            await close_interrupted_turn(recorder)
             pending = recorder.state.pending_confirmation
             if pending is None or pending.pause_id != pause_id:
                 raise PauseNotPending(conversation_id, pause_id)
@@ -164,6 +165,7 @@ class Engine:
         history = tuple(s.event for s in await self.store.read(conversation_id))
         recorder = self._recorder(conversation_id, history, observer)
         load_ms = (self.clock.now() - loading).total_seconds() * 1000
+        await close_interrupted_turn(recorder)
         if session_due(self.definition, self.clock, history, recorder.state):
             await self._session_start(recorder, history, metadata, text == SESSION_START)
         # The turn below starts its own event list; the session start's belongs to the

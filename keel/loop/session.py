@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from keel.events.base import JsonValue, freeze_json
+from keel.events.base import ConversationStatus, JsonValue, freeze_json
 from keel.events.fold import ConversationState
-from keel.events.model import Event, MemorySet, SessionStarted, SlotSet
+from keel.events.model import (
+    BotTurnEnded,
+    ConversationStateChanged,
+    Event,
+    MemorySet,
+    SessionStarted,
+    SlotSet,
+    TurnEnded,
+)
 from keel.ids import Clock
+from keel.loop.recorder import Recorder
 from keel.loop.turn import TurnContext
 from keel.memory.frozen import thaw
 from keel.project.definition import AgentDefinition
@@ -43,3 +52,24 @@ async def seed_project_memory(t: TurnContext, metadata: Mapping[str, JsonValue])
             SlotSet(name=field.key, value=value, filled_by="session_start"),
         ]
     await t.emit(*writes)
+
+
+async def close_interrupted_turn(recorder: Recorder) -> None:
+    """A turn that started but never ended (the process stopped mid-turn) is closed first.
+
+    What it committed stays; a tool it was running has no `tool_executed` record and is
+    not run again by this; a pause it created is still pending (the state says `paused`).
+    """
+    state = recorder.state
+    if state.current_turn_id is None:
+        return
+    status: ConversationStatus = "paused" if state.pending_confirmation is not None else "idle"
+    await recorder.emit(
+        TurnEnded(
+            turn_id=state.current_turn_id,
+            stop_reason="cancelled",
+            metadata={"detail": "interrupted: the process stopped during this turn"},
+        ),
+        ConversationStateChanged(state=status),
+        BotTurnEnded(),
+    )
