@@ -24,15 +24,12 @@ from contextlib import AbstractAsyncContextManager
 from keel.events.base import JsonValue, freeze_json
 from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation, fold
 from keel.events.model import (
-    BotTurnEnded,
     ConversationStateChanged,
     Event,
     MemorySet,
     RoutingDecided,
     SessionStarted,
     StackChanged,
-    StageTimed,
-    TurnEnded,
     TurnStarted,
     UserMessage,
 )
@@ -42,6 +39,7 @@ from keel.loop import lifecycle
 from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
+from keel.loop.ending import end_turn, finish_turn
 from keel.loop.errors import PauseNotPending
 from keel.loop.knowledge import has_knowledge
 from keel.loop.model_call import call_model
@@ -59,13 +57,6 @@ from keel.stores.port import EventStore
 
 SESSION_START = "/session_start"
 SESSION_START_SKILL = "default_session_start"
-
-_STOP = {
-    Next.WAIT: "end_turn",
-    Next.ENDED: "end_turn",
-    Next.PAUSED: "paused",
-    Next.EXHAUSTED: "budget_exhausted",
-}
 
 
 class Engine:
@@ -263,14 +254,14 @@ class Engine:
         try:
             outcome = await work
         except asyncio.CancelledError:
-            await asyncio.shield(self._end(t, "cancelled", "idle"))
+            await asyncio.shield(end_turn(t, "cancelled", "idle"))
             raise
         except Exception as exc:  # a bug or a provider failure: the turn fails, loudly in the log
             t.stop_detail = f"{type(exc).__name__}: {exc}"
             await t.utter("utter_internal_error")
-            await self._end(t, "error", "failed")
+            await end_turn(t, "error", "failed")
             return
-        await self._finish(t, outcome)
+        await finish_turn(t, outcome)
 
     async def _slash(self, t: TurnContext, text: str) -> bool:
         """`/skill_id` activates an eligible skill without a model call."""
@@ -303,27 +294,3 @@ class Engine:
             outcome = await handle_reply(t, response, offers)
             if outcome is not Next.CONTINUE:
                 return outcome
-
-    async def _finish(self, t: TurnContext, outcome: Next) -> None:
-        if outcome is Next.EXHAUSTED:
-            repeated = t.stop_detail == "repeated_tool_call"
-            await t.utter("utter_repeated_tool_call" if repeated else "utter_budget_exhausted")
-        pending = t.state.pending_confirmation is not None
-        if outcome is Next.ENDED:
-            await self._end(t, "end_turn", "ended")
-        elif pending:
-            await self._end(t, "paused", "paused")
-        else:
-            await self._end(t, _STOP[outcome], "idle")
-
-    async def _end(self, t: TurnContext, stop_reason: str, status: str) -> None:
-        meta = {"detail": t.stop_detail} if t.stop_detail else {}
-        t.stage_ms["persist"] = t.recorder.persist_ms
-        await t.emit(
-            *(StageTimed(stage=name, duration_ms=ms) for name, ms in sorted(t.stage_ms.items()))
-        )
-        await t.emit(
-            TurnEnded(turn_id=t.turn_id, stop_reason=stop_reason, metadata=meta),  # type: ignore[arg-type]
-            ConversationStateChanged(state=status),  # type: ignore[arg-type]
-            BotTurnEnded(),
-        )

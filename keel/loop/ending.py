@@ -1,0 +1,50 @@
+"""How a turn ends: the stop reason, the conversation state, and the stage timings.
+
+| outcome of the loop | stop reason | conversation state |
+| --- | --- | --- |
+| wait for the user | `end_turn` | `idle` |
+| a confirmation is pending | `paused` | `paused` |
+| hangup | `end_turn` | `ended` |
+| budget or repeated-call breaker | `budget_exhausted` (with a bundled warning) | `idle` |
+| cancelled / error (see `Engine._guarded`) | `cancelled` / `error` | `idle` / `failed` |
+"""
+
+from __future__ import annotations
+
+from keel.events.base import ConversationStatus, StopReason
+from keel.events.model import BotTurnEnded, ConversationStateChanged, StageTimed, TurnEnded
+from keel.loop.turn import Next, TurnContext
+
+_STOP: dict[Next, StopReason] = {
+    Next.WAIT: "end_turn",
+    Next.ENDED: "end_turn",
+    Next.PAUSED: "paused",
+    Next.EXHAUSTED: "budget_exhausted",
+}
+
+
+async def finish_turn(t: TurnContext, outcome: Next) -> None:
+    """End the turn after the loop said what happens next."""
+    if outcome is Next.EXHAUSTED:
+        repeated = t.stop_detail == "repeated_tool_call"
+        await t.utter("utter_repeated_tool_call" if repeated else "utter_budget_exhausted")
+    if outcome is Next.ENDED:
+        await end_turn(t, "end_turn", "ended")
+    elif t.state.pending_confirmation is not None:
+        await end_turn(t, "paused", "paused")
+    else:
+        await end_turn(t, _STOP.get(outcome, "end_turn"), "idle")
+
+
+async def end_turn(t: TurnContext, stop_reason: StopReason, status: ConversationStatus) -> None:
+    """Record the stage timings, the stop reason and the new conversation state."""
+    meta = {"detail": t.stop_detail} if t.stop_detail else {}
+    t.stage_ms["persist"] = t.recorder.persist_ms
+    await t.emit(
+        *(StageTimed(stage=name, duration_ms=ms) for name, ms in sorted(t.stage_ms.items()))
+    )
+    await t.emit(
+        TurnEnded(turn_id=t.turn_id, stop_reason=stop_reason, metadata=meta),
+        ConversationStateChanged(state=status),
+        BotTurnEnded(),
+    )
