@@ -213,6 +213,8 @@ def _request(check: RequestCheck, obs: Observation) -> str | None:
     request = obs.requests[index]
     offered = [tool.name for tool in request.tools]
     problems: list[str] = []
+    if check.tier is not None and request.tier != check.tier:
+        problems.append(f"tier {request.tier!r}, expected {check.tier!r}")
     if check.offered is not None and sorted(offered) != sorted(check.offered):
         missing = sorted(set(check.offered) - set(offered))
         extra = sorted(set(offered) - set(check.offered))

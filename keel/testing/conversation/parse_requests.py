@@ -1,9 +1,10 @@
 """Parsing the checks of a model request: `offered_tools`, `not_offered`, `prompt_contains`,
-`prompt_lacks` (about the last request), and `request:` (any request, several checks).
+`prompt_lacks`, `tier` (about the last request), and `request:` (any request, several checks).
 
     - assert:
         offered_tools: [activate, cannot_help, listen]
-        request: {number: 2, not_offered: [listen], prompt_contains: ["## Routing"]}
+        tier: reasoning
+        request: {number: 2, not_offered: [listen], prompt_contains: ["## Routing"], tier: router}
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from keel.testing.conversation.parse_text import parse_text
 from keel.testing.conversation.sink import Sink, line_in
 from keel.testing.conversation.spec import Check, RequestCheck
 
-REQUEST_KEYS = ("offered_tools", "not_offered", "prompt_contains", "prompt_lacks")
+REQUEST_KEYS = ("offered_tools", "not_offered", "prompt_contains", "prompt_lacks", "tier")
 """Checks of one request; at the top of `assert:` they are about the last request."""
 
 
@@ -26,7 +27,8 @@ def parse_request_key(key: str, raw: object, line: int | None, sink: Sink) -> tu
 
 
 def parse_request(raw: object, line: int | None, sink: Sink) -> tuple[Check, ...]:
-    """`request: {number?, offered_tools?, not_offered?, prompt_contains?, prompt_lacks?}`."""
+    """`request: {number?, offered_tools?, not_offered?, prompt_contains?, prompt_lacks?,
+    tier?}`."""
     if not isinstance(raw, Mapping) or not raw:
         sink.error("test.assert.request", line, "request takes a mapping of request checks")
         return ()
@@ -51,6 +53,11 @@ def _with(
     check: RequestCheck, key: str, raw: object, line: int | None, sink: Sink
 ) -> RequestCheck | None:
     """`check` with the check `key` added; None (and a diagnostic) when `raw` is malformed."""
+    if key == "tier":
+        if not isinstance(raw, str) or not raw.strip():
+            sink.error("test.assert.request", line, "tier takes a tier name (router, default, ...)")
+            return None
+        return dataclasses.replace(check, tier=raw.strip())
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, Sequence) or not items:
         sink.error("test.assert.request", line, f"{key} takes a non-empty list")

@@ -157,7 +157,7 @@ class PendingConfirmationCheck:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RequestCheck:
     """Checks of one request the scripted model received (`offered_tools`, `not_offered`,
-    `prompt_contains`, `prompt_lacks`, or all of them under `request:`)."""
+    `prompt_contains`, `prompt_lacks`, `tier`, or all of them under `request:`)."""
 
     number: int = -1
     """Which request: 1-based from the start of the test; negative counts from the end."""
@@ -173,6 +173,10 @@ class RequestCheck:
 
     lacks: tuple[TextExpect, ...] = ()
     """No text (or `re:` pattern) occurs in the request's messages."""
+
+    tier: str | None = None
+    """The request was made for this tier (`request.tier`: `router`, `default`, `reasoning`,
+    ...), as chosen by the engine before it resolves to a model group; None: not checked."""
 
 
 Check: TypeAlias = (
