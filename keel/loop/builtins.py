@@ -68,7 +68,10 @@ async def _activate(
         return await _refused(
             t, call, site, "skill.not_eligible", f"{target!r} cannot be activated now"
         )
-    source: RoutingSource = "router" if t.last_tier == "router" else "model"
+    # `router` only for a routing call (no skill active) made on the router tier.
+    routed = t.routing_call and t.last_tier == "router"
+    source: RoutingSource = "router" if routed else "model"
+    t.routing_call = False
     await t.emit(
         RoutingDecided(source=source, skill_id=target, tier=t.last_tier, candidates=eligible)
     )

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 
-from keel.events.model import BotMessage, ToolCallRefused
+from keel.events.model import BotMessage, RoutingDecided, ToolCallRefused
 from keel.llm.port import AssistantChatMessage, Message, ModelResponse, ToolCall
 from keel.loop import blocks_run, lifecycle, stack
 from keel.loop.builtins import run_builtin
 from keel.loop.machine import frame_block
-from keel.loop.offer import LISTEN, Offer
+from keel.loop.offer import LISTEN, Offer, eligible_skills
 from keel.loop.tools_run import (
     CallSite,
     gate_open,
@@ -51,6 +51,18 @@ async def refuse(
 
 async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Offer, ...]) -> Next:
     """Everything a model reply leads to, ending with what the loop does next."""
+    outcome = await _handle_reply(t, response, offers)
+    if t.routing_call:
+        # A routing call that chose no skill is a decision too.
+        t.routing_call = False
+        candidates = tuple(s.skill_id for s in eligible_skills(t.definition, t.state))
+        await t.emit(
+            RoutingDecided(source="none", skill_id=None, tier=t.last_tier, candidates=candidates)
+        )
+    return outcome
+
+
+async def _handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Offer, ...]) -> Next:
     text = (response.text or "").strip()
     calls = list(response.tool_calls)
     batch = t.new_id()

@@ -26,6 +26,7 @@ from keel.loop.prompt import (
 )
 from keel.loop.taps import read_as_title
 from keel.loop.turn import TurnContext
+from keel.project.model_groups import ModelSpec
 from keel.skills import CollectStep
 
 
@@ -140,6 +141,22 @@ def build_request(
     return Prepared(request=request, tier=choice, fitted=fitted)
 
 
+def served_by(t: TurnContext, model: str, tier: str) -> ModelSpec | None:
+    """The configured model that answered (for its prices). Providers may answer with a
+    dated id (`gpt-4.1-2025-04-14` for `gpt-4.1`): the longest configured id of the tier's
+    group that starts the answered id counts; else the group's first model."""
+    integrations = t.definition.integrations
+    group_id = group_id_for(integrations, tier)
+    exact = spec_for(integrations, model, group_id=group_id)
+    if exact is not None:
+        return exact
+    group = integrations.group(group_id)
+    if group is None or not group.models:
+        return None
+    prefixed = [m for m in group.models if model.startswith(m.model)]
+    return max(prefixed, key=lambda m: len(m.model)) if prefixed else group.models[0]
+
+
 def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
     kept = ["current_turn_messages"]
     if t.state.pending_confirmation is not None:
@@ -181,13 +198,13 @@ async def call_model(
         await t.emit(_compressed(t, prepared.fitted))
     request = prepared.request
     t.last_tier = request.tier
+    t.routing_call = t.active_skill is None
     started = t.clock.now()
     with t.timed("model"):
         response = await _ask(t, request)
     t.model_calls += 1
     elapsed = (t.clock.now() - started).total_seconds() * 1000
-    integrations = t.definition.integrations
-    spec = spec_for(integrations, response.model, group_id=group_id_for(integrations, request.tier))
+    spec = served_by(t, response.model, request.tier)
     await t.emit(
         ModelCalled(
             model=response.model,

@@ -88,6 +88,8 @@ class TurnContext:
     """Attachments that came with the message (`metadata.attachments`)."""
     last_tier: str | None = None
     """The tier of the latest model call in this turn."""
+    routing_call: bool = False
+    """The latest model call was a routing call (no skill active) not yet decided."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
 

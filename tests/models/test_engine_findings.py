@@ -1,13 +1,12 @@
-"""What the engine should do but does not yet (issue 4): each test states the expected
-behaviour and is marked `xfail(strict=True)` with the place of the fault, so it turns into a
-failure ("XPASS") the day the engine is fixed and the mark must go.
+"""Engine behaviour the models acceptance tests first found wrong (issue 4), now fixed:
+a router-tier skill's own switch is a `model` decision, a routing call that chooses no
+skill is recorded as `none`, and a dated model id keeps the configured model's price.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from tiered_harness import make_tiered_harness
 from wire_harness import single_model_factory, tiered_factory
 
@@ -24,16 +23,6 @@ def _routing(events: object) -> list[tuple[str, str | None, str | None]]:
     return [(e.source, e.skill_id, e.tier) for e in events if isinstance(e, RoutingDecided)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "keel/loop/builtins.py _activate labels an activation `router` whenever the last call "
-        "was on the router tier (`t.last_tier == 'router'`), so an acting call of a skill that "
-        "declares `tier: router` (here `lookup`) switching to another skill is recorded as a "
-        "router classification; it was the active skill's own call (source `model`): the "
-        "source should be `router` only for a routing call (no skill active when it was made)"
-    ),
-)
 async def test_a_router_tier_skill_switching_skills_is_not_a_router_decision() -> None:
     script = ScriptedModel(
         [
@@ -55,16 +44,6 @@ async def test_a_router_tier_skill_switching_skills_is_not_a_router_decision() -
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "keel/loop/engine.py Engine._respond / keel/loop/builtins.py: when the routing call "
-        "chooses no skill (the router answers in text), no `routing_decided` is written, "
-        "although RoutingDecided documents source `none` for exactly this case "
-        "(keel/events/decisions.py) and issue 4 asks for the decision and its source as an "
-        "event; expected routing_decided(source='none', skill_id=None, tier='router')"
-    ),
-)
 async def test_a_routing_call_that_chooses_no_skill_is_recorded() -> None:
     script = ScriptedModel(["Hello! How can I help?"])
     harness = make_tiered_harness(TIERS_AGENT, script)
@@ -74,18 +53,6 @@ async def test_a_routing_call_that_chooses_no_skill_is_recorded() -> None:
     assert _routing(harness.events) == [("none", None, "router")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "keel/loop/model_call.py call_model prices a call with spec_for(integrations, "
-        "response.model): the id the provider *returned*. OpenAI answers a request for "
-        "`gpt-4.1` with a snapshot id such as `gpt-4.1-2025-04-14` (the OpenAI adapter passes "
-        "`completion.model` on, keel/llm/openai_wire.py response_of), which matches no "
-        "configured model, so every such call gets cost None (uncosted). The price should "
-        "come from the configured model that served the call (the group's spec for the "
-        "adapter's model id)"
-    ),
-)
 async def test_a_dated_model_id_from_the_provider_keeps_the_configured_price() -> None:
     usage = Usage(input_tokens=2000, output_tokens=500)
     with OpenAIWireServer(served_model=lambda model: f"{model}-2025-04-14", usage=usage) as server:
