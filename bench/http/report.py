@@ -1,0 +1,74 @@
+"""The results table (printed, and written as the "HTTP" section of bench/RESULTS.md)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from load import Measured
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Row:
+    """One measured configuration."""
+
+    server: str
+    """`ceiling` or `keel`."""
+    store: str
+    """`-`, `sqlite` or `postgresql`."""
+    workers: int
+    measured: Measured
+    stages: Mapping[str, float] = field(default_factory=dict)
+    """Mean ms per turn of Keel's logged stages (`load`, `persist`); empty for the ceiling."""
+
+
+HEADER = (
+    "| server | store | workers | turns/s | p50 ms | p99 ms | errors "
+    "| turns/s vs ceiling | p50 vs ceiling | log load ms | persist ms |"
+)
+RULE = "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+
+def table(rows: list[Row]) -> str:
+    """A Markdown table; ratios are against the ceiling with the same number of workers."""
+    ceilings = {row.workers: row.measured for row in rows if row.server == "ceiling"}
+    lines = [HEADER, RULE]
+    for row in rows:
+        m = row.measured
+        top = ceilings.get(row.workers)
+        speed = f"{m.per_second / top.per_second:.1%}" if top and top.per_second else "n/a"
+        p50 = f"{m.percentile(50) / top.percentile(50):.1f}x" if top and top.latencies_ms else "n/a"
+        lines.append(
+            f"| {row.server} | {row.store} | {row.workers} | {m.per_second:,.0f} "
+            f"| {m.percentile(50):.1f} | {m.percentile(99):.1f} | {m.errors} | {speed} | {p50} "
+            f"| {_stage(row, 'load')} | {_stage(row, 'persist')} |"
+        )
+    return "\n".join(lines)
+
+
+def _stage(row: Row, name: str) -> str:
+    return f"{row.stages[name]:.1f}" if name in row.stages else "-"
+
+
+INTRO = """\
+# Benchmarks
+
+Numbers measured on a real machine, with the exact command that produced them, so anyone
+can run them again and compare. Each section is rewritten by its script; the numbers
+depend on the machine, so compare rows of one run with each other rather than with
+another machine's.
+"""
+
+
+def write_section(path: Path, title: str, body: str) -> None:
+    """Put `## title` with `body` into `path` (created with an intro), replacing the old one."""
+    text = path.read_text(encoding="utf-8") if path.exists() else INTRO
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _match: section + "\n", text).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + section
+    path.write_text(text, encoding="utf-8")
