@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 
-from keel.events.model import BotMessage, RoutingDecided, ToolCallRefused
+from keel.events.model import BotMessage, RoutingDecided
 from keel.llm.port import AssistantChatMessage, Message, ModelResponse, ToolCall
 from keel.loop import blocks_run, lifecycle, stack
 from keel.loop.builtins import run_builtin
 from keel.loop.machine import frame_block
 from keel.loop.offer import LISTEN, Offer, eligible_skills
+from keel.loop.outcome import refuse
 from keel.loop.tools_run import (
     CallSite,
     gate_open,
@@ -29,24 +30,6 @@ from keel.tools.validation import retryable_error_text, validate_arguments
 
 REPEAT_LIMIT = 3
 """The same tool with identical arguments this many times in a row trips the breaker."""
-
-
-async def refuse(
-    t: TurnContext, call: ToolCall, code: str, message: str, *, batch: str, retryable: bool = False
-) -> str:
-    """Record a refused proposal; returns what the model is told."""
-    await t.emit(
-        ToolCallRefused(
-            tool_name=call.name,
-            arguments=call.arguments,
-            code=code,
-            message=message,
-            tool_call_id=call.id,
-            tool_batch_id=batch,
-            retryable=retryable,
-        )
-    )
-    return f"Error ({code}): {message}"
 
 
 async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Offer, ...]) -> Next:

@@ -17,10 +17,16 @@ def _error(text: str) -> ToolRun:
     return ToolRun(outcome="error", result_text=text, llm_response=text, error_message=text)
 
 
-async def _refused(
-    t: TurnContext, call: ToolCall, site: CallSite, code: str, message: str
-) -> tuple[str, Next]:
-    """Record a refused call; returns what the model is told and that the loop goes on."""
+async def refuse(
+    t: TurnContext,
+    call: ToolCall,
+    code: str,
+    message: str,
+    *,
+    batch: str | None,
+    retryable: bool = False,
+) -> str:
+    """Record a refused proposal (`tool_call_refused`); returns what the model is told."""
     await t.emit(
         ToolCallRefused(
             tool_name=call.name,
@@ -28,10 +34,18 @@ async def _refused(
             code=code,
             message=message,
             tool_call_id=call.id,
-            tool_batch_id=site.batch_id,
+            tool_batch_id=batch,
+            retryable=retryable,
         )
     )
-    return f"Error ({code}): {message}", Next.CONTINUE
+    return f"Error ({code}): {message}"
+
+
+async def _refused(
+    t: TurnContext, call: ToolCall, site: CallSite, code: str, message: str
+) -> tuple[str, Next]:
+    """A refused framework-tool call: what the model is told, and that the loop goes on."""
+    return await refuse(t, call, code, message, batch=site.batch_id), Next.CONTINUE
 
 
 class _Done:
