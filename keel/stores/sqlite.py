@@ -16,6 +16,9 @@ above 1) is not supported; use PostgreSQL for that.
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +48,26 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
     try:
         # busy_timeout first: switching to WAL may itself need to wait for a lock.
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(cursor)
     finally:
         cursor.close()
+
+
+def _enable_wal(cursor: Any) -> None:
+    """Switch the file to WAL. Several connections opening a new file at once race for the
+    switch, and SQLite answers the losers "database is locked" without using the busy
+    timeout; they retry briefly (the winner's switch is quick)."""
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == WAL_ATTEMPTS - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+
+
+WAL_ATTEMPTS = 20
 
 
 def _on_begin(conn: Connection) -> None:
@@ -57,7 +77,22 @@ def _on_begin(conn: Connection) -> None:
 
 class SqliteEventStore(SqlEventStore):
     """`EventStore` in a SQLite file. Several instances (or processes) may share one file;
-    `conversation_lock` serialises turns within one process only."""
+    `conversation_lock` serialises turns within one process only.
+
+    SQLite has one writer at a time: writes of this process queue on an asyncio lock
+    instead of racing for `BEGIN IMMEDIATE` and backing off in the busy handler, which
+    otherwise gives long latency tails under concurrent turns (bench/RESULTS.md).
+    """
+
+    _write_lock: asyncio.Lock | None = None
+
+    async def _insert(
+        self, conversation_id: str, expected_seq: int, rows: list[dict[str, object]]
+    ) -> None:
+        if self._write_lock is None:
+            self._write_lock = asyncio.Lock()
+        async with self._write_lock:
+            await super()._insert(conversation_id, expected_seq, rows)
 
     @classmethod
     async def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteEventStore:
