@@ -15,7 +15,7 @@ from keel.llm.port import ToolCall
 from keel.loop import lifecycle, stack
 from keel.loop.confirmations import resolve_pending
 from keel.loop.knowledge import search
-from keel.loop.memory_ops import Refusal, plan_write, rollback_events, write_events
+from keel.loop.memory_ops import Refusal, plan_write
 from keel.loop.offer import (
     ACTIVATE,
     CANCEL_SKILL,
@@ -28,10 +28,10 @@ from keel.loop.offer import (
     eligible_skills,
 )
 from keel.loop.outcome import Outcome, _Done, _error, _ok, _refused
+from keel.loop.post_write import write_with_hook
 from keel.loop.tools_run import CallSite, record_run
 from keel.loop.turn import Next, TurnContext
 from keel.tools import ToolResult
-from keel.tools.dispatch import run_hook
 
 
 async def run_builtin(
@@ -105,45 +105,14 @@ async def _set_fields(
             await _refused(t, call, site, planned.code, planned.message)
             problems.append(f"{name}: {planned.message}")
             continue
-        rejected = await _write_with_hook(t, skill.skill_id, str(name), planned, site)
-        if rejected:
-            problems.append(f"{name}: {rejected}")
+        rejected = await write_with_hook(
+            t, planned, filled_by="set_fields", provenance={"tool_call_id": site.call_id}
+        )
+        if rejected is not None:
+            problems.append(f"{name}: {rejected.message or 'rejected'}")
     if problems:
         return _Done(_error("; ".join(problems)))
     return _Done(_ok("set_fields: done"))
-
-
-async def _write_with_hook(
-    t: TurnContext, skill_id: str, name: str, planned: object, site: CallSite
-) -> str | None:
-    from keel.loop.memory_ops import PlannedWrite, ToolMemory
-    from keel.tools import LocalToolContext
-
-    assert isinstance(planned, PlannedWrite)
-    snapshot = dict(t.state.memory)
-    await t.emit(
-        *write_events(planned, filled_by="set_fields", provenance={"tool_call_id": site.call_id})
-    )
-    skill = t.definition.skill(skill_id)
-    entry = planned.key.split(".", 1)[1]
-    hook = skill.hooks.get(entry) if skill is not None else None
-    if hook is None:
-        return None
-    memory = ToolMemory(
-        schema=t.definition.memory,
-        memory=t.state.memory,
-        active_skill=skill_id,
-        filled_by=hook.name,
-        writer="hook",
-    )
-    run = await run_hook(
-        hook, context=LocalToolContext(memory=memory), timeout=t.definition.config.tool_timeout
-    )
-    await t.emit(*memory.take())
-    if run.rejected:
-        await t.emit(*rollback_events(snapshot, dict(t.state.memory)))
-        return run.message or "rejected"
-    return None
 
 
 async def _complete(

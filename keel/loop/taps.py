@@ -15,16 +15,12 @@ from keel.events.base import JsonValue
 from keel.loop.memory_ops import (
     PlannedWrite,
     Refusal,
-    ToolMemory,
     plan_write,
-    rollback_events,
-    write_events,
 )
+from keel.loop.post_write import write_with_hook
 from keel.loop.turn import Next, TurnContext
 from keel.memory import parse_set_payload
 from keel.memory.payload import SetPayload
-from keel.tools import LocalToolContext
-from keel.tools.dispatch import run_hook
 
 SKIPPED = "utter_set_memory_button_skipped"
 
@@ -76,34 +72,11 @@ async def apply_tap(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]
         if isinstance(planned, Refusal):
             reason = planned.message
     if reason is None and isinstance(planned, PlannedWrite):
-        reason = await _write(t, planned)
+        rejected = await write_with_hook(t, planned, filled_by="button")
+        if rejected is not None:
+            reason = f"rejected by {rejected.hook}: {rejected.message}".strip()
     if reason is None:
         return None
     t.stop_detail = f"set tap skipped: {reason}"
     await t.utter(SKIPPED)
     return Next.WAIT
-
-
-async def _write(t: TurnContext, planned: PlannedWrite) -> str | None:
-    snapshot = dict(t.state.memory)
-    await t.emit(*write_events(planned, filled_by="button"))
-    namespace, entry = planned.key.split(".", 1)
-    skill = t.definition.skill(namespace)
-    hook = skill.hooks.get(entry) if skill is not None else None
-    if hook is None:
-        return None
-    memory = ToolMemory(
-        schema=t.definition.memory,
-        memory=t.state.memory,
-        active_skill=namespace,
-        filled_by=hook.name,
-        writer="hook",
-    )
-    run = await run_hook(
-        hook, context=LocalToolContext(memory=memory), timeout=t.definition.config.tool_timeout
-    )
-    await t.emit(*memory.take())
-    if run.rejected:
-        await t.emit(*rollback_events(snapshot, dict(t.state.memory)))
-        return f"rejected by {hook.name}: {run.message or ''}".strip()
-    return None
