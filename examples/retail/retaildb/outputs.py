@@ -1,0 +1,24 @@
+"""How the retail tools answer: the exact strings the reference tools return.
+
+A record is written as `json.dumps(record)` with the default separators and the stored key
+order; a failure is the text `Error: <message>`. A failure is returned as a failed
+`ToolResult` whose error is the message: the turn loop shows the model `Error: <message>`,
+and the result text (the `llm_response`) is the same string.
+"""
+
+from __future__ import annotations
+
+import json
+
+from keel.tools import ToolResult
+
+
+def success(value: object) -> ToolResult:
+    """A plain string as it is; anything else as `json.dumps(value)`."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    return ToolResult(llm_response=text)
+
+
+def failure(message: str) -> ToolResult:
+    """The reference's `Error: <message>`, recorded as a failed run."""
+    return ToolResult(error=message, llm_response=f"Error: {message}")
