@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXAMPLE ?= examples/support
+EXAMPLE ?= examples/retail
+# The recorded model replies used without OPENAI_API_KEY: the example's demo script.
+DEMO ?= $(firstword $(wildcard $(EXAMPLE)/scripts/*.yml))
+PORT ?= 8000
 
 .PHONY: install run test lint typecheck unit clean
 
@@ -17,11 +20,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Serves the example agent on http://127.0.0.1:8000 (SQLite under .keel/). With no
-# OPENAI_API_KEY the model's side comes from a recorded script (a plan-change demo).
+# Serves the example agent (the retail agent) on http://127.0.0.1:$(PORT) (SQLite under
+# .keel/). With no OPENAI_API_KEY the model's side comes from a recorded script (for the
+# retail agent, an order cancellation; see examples/retail/README.md).
 run: $(STAMP)
 	$(BIN)/keel validate $(EXAMPLE)
-	$(BIN)/keel run $(EXAMPLE) $(if $(OPENAI_API_KEY),,--model scripted:$(EXAMPLE)/scripts/plan_change.yml)
+	$(BIN)/keel run $(EXAMPLE) --port $(PORT) $(if $(OPENAI_API_KEY),,--model scripted:$(DEMO))
 
 lint: $(STAMP)
 	$(BIN)/ruff check keel tests
