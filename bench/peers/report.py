@@ -1,0 +1,129 @@
+"""Tables of the peer benchmark, and its "Peers" section of bench/RESULTS.md.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cases import CaseSpec
+
+SCENARIO_NAMES = ("support", "long")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Probe:
+    """Fresh-process numbers of one framework (medians over the probe processes)."""
+
+    import_ms: float
+    build_ms: float
+    max_rss_mb: float
+
+
+Timings = Mapping[str, Mapping[str, Mapping[str, float]]]
+"""scenario -> case label -> summary (`us_per_round_trip`, `median_us`, `p10_us`, ...)."""
+
+
+def per_trip(timings: Timings, scenario: str, label: str) -> float | None:
+    row = timings.get(scenario, {}).get(label)
+    return None if row is None else row["us_per_round_trip"]
+
+
+def fastest_peer(timings: Timings, specs: tuple[CaseSpec, ...], scenario: str) -> float | None:
+    """The lowest µs per round trip among the peers (variants not counted)."""
+    values = [per_trip(timings, scenario, s.label) for s in specs if s.kind == "peer"]
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    if value is None or not base:
+        return "-"
+    ratio = value / base
+    if ratio >= 100:
+        return f"{ratio:,.0f}x"
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
+def _us(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+HEADER = (
+    "| case | support µs/rt | long µs/rt | support vs floor | long vs floor "
+    "| support vs fastest peer | long vs fastest peer | import ms | build ms | peak RSS MB |"
+)
+RULE = "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+
+
+def table(timings: Timings, specs: tuple[CaseSpec, ...], probes: Mapping[str, Probe]) -> str:
+    """One row per case: µs per model round trip (median), ratios, startup and memory."""
+    floor = {s: per_trip(timings, s, "floor") for s in SCENARIO_NAMES}
+    peer = {s: fastest_peer(timings, specs, s) for s in SCENARIO_NAMES}
+    lines = [HEADER, RULE]
+    for spec in specs:
+        trips = {s: per_trip(timings, s, spec.label) for s in SCENARIO_NAMES}
+        probe = probes.get(spec.label)
+        startup = (
+            [f"{probe.import_ms:,.0f}", f"{probe.build_ms:,.1f}", f"{probe.max_rss_mb:,.0f}"]
+            if probe
+            else ["-", "-", "-"]
+        )
+        cells = [
+            spec.label,
+            _us(trips["support"]),
+            _us(trips["long"]),
+            _ratio(trips["support"], floor["support"]),
+            _ratio(trips["long"], floor["long"]),
+            _ratio(trips["support"], peer["support"]),
+            _ratio(trips["long"], peer["long"]),
+            *startup,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def breakdown(profile: Mapping[str, Mapping[str, object]], timings: Timings) -> str:
+    """Keel's profile shares applied to its unprofiled median µs per round trip."""
+    if not profile:
+        return ""
+    names = [s for s in SCENARIO_NAMES if s in profile]
+    head = "| Keel, where the time goes | " + " | ".join(f"{s} µs/rt | {s} share" for s in names)
+    lines = [head + " |", "| --- |" + " ---: | ---: |" * len(names)]
+    shares = {s: dict(profile[s]["shares"]) for s in names}  # type: ignore[call-overload]
+    for label in shares[names[0]]:
+        cells = [label]
+        for s in names:
+            share = float(shares[s].get(label, 0.0))
+            total = per_trip(timings, s, "keel") or 0.0
+            cells += [_us(share * total), f"{share:.0%}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+INTRO = """\
+# Benchmarks
+
+Numbers measured on a real machine, with the exact command that produced them, so anyone
+can run them again and compare. Each section is rewritten by its script; the numbers
+depend on the machine, so compare rows of one run with each other rather than with
+another machine's.
+"""
+
+
+def write_section(path: Path, title: str, body: str) -> None:
+    """Put `## title` with `body` into `path` (created with an intro), replacing the old one."""
+    text = path.read_text(encoding="utf-8") if path.exists() else INTRO
+    section = f"## {title}\n\n{body.strip()}\n"
+    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _match: section + "\n", text).rstrip() + "\n"
+    else:
+        text = text.rstrip() + "\n\n" + section
+    path.write_text(text, encoding="utf-8")

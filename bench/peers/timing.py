@@ -1,0 +1,131 @@
+"""Timing child of `run.py`: every case side by side in one process, runs interleaved.
+
+    bench/peers/.venv/bin/python bench/peers/timing.py [--runs 200] [--warmup 20]
+        [--block 10] [--cases floor,keel,...] [--profile-runs 40]
+
+For each scenario, every case is built once (graph compiled, agent made, project loaded),
+warmed up, then timed in blocks of `--block` runs: block after block, each block going
+through all cases in an order rotated by one each time, so a slow spell of the (shared)
+machine falls on every case alike. A run is one user message handled to the final
+answer; `prepare` (a fresh script, and for Keel a conversation whose session already
+started) is outside the timed part, and so is reading the result. Every run's result is
+checked: the answer, and one tool result per scripted tool call. Prints JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import platform
+import statistics
+import sys
+from importlib import metadata
+from pathlib import Path
+from time import perf_counter_ns
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cases import CaseSpec, by_label
+from scenarios import SCENARIOS, Case, Scenario, check
+
+
+def build(spec: CaseSpec, scenario: Scenario) -> Case:
+    """The case of `spec` for `scenario`."""
+    module = importlib.import_module(spec.module)
+    case: Case = module.make(scenario, **spec.options)
+    return case
+
+
+def summary(samples: list[int], scenario: Scenario) -> dict[str, float]:
+    """Median and spread of the runs, in microseconds per run and per round trip."""
+    ordered = sorted(samples)
+    cuts = statistics.quantiles(ordered, n=10)
+    median = statistics.median(ordered) / 1000
+    return {
+        "runs": len(ordered),
+        "median_us": median,
+        "p10_us": cuts[0] / 1000,
+        "p90_us": cuts[-1] / 1000,
+        "us_per_round_trip": median / scenario.round_trips,
+    }
+
+
+async def time_scenario(
+    specs: tuple[CaseSpec, ...], scenario: Scenario, options: argparse.Namespace
+) -> dict[str, dict[str, float]]:
+    """Interleaved timings of every case for one scenario."""
+    cases = {spec.label: build(spec, scenario) for spec in specs}
+    for label, case in cases.items():
+        for _ in range(options.warmup):
+            await case.prepare()
+            check(label, scenario, case.outcome(await case.run()))
+    samples: dict[str, list[int]] = {label: [] for label in cases}
+    order = list(cases)
+    blocks = -(-options.runs // options.block)
+    for number in range(blocks):
+        shift = number % len(order)
+        for label in order[shift:] + order[:shift]:
+            case = cases[label]
+            for _ in range(options.block):
+                await case.prepare()
+                started = perf_counter_ns()
+                result = await case.run()
+                samples[label].append(perf_counter_ns() - started)
+                check(label, scenario, case.outcome(result))
+    for case in cases.values():
+        await case.close()
+    return {label: summary(values, scenario) for label, values in samples.items()}
+
+
+async def keel_shares(scenario: Scenario, runs: int) -> dict[str, object]:
+    """Keel's profile for `scenario` (see keel_profile.py)."""
+    from keel_profile import profile
+
+    case = build(CaseSpec(label="keel", module="case_keel"), scenario)
+    for _ in range(5):
+        await case.prepare()
+        await case.run()
+    shares, events = await profile(case, scenario, runs)
+    await case.close()
+    return {"events_per_turn": events, "shares": [[s.label, s.share] for s in shares]}
+
+
+def versions(specs: tuple[CaseSpec, ...]) -> dict[str, str]:
+    """Installed versions of the distributions the cases use."""
+    found: dict[str, str] = {"python": platform.python_version()}
+    for spec in specs:
+        for dist in spec.dists:
+            try:
+                found[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                found[dist] = "not installed"
+    return found
+
+
+async def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=200, help="timed runs per case and scenario")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed runs first")
+    parser.add_argument("--block", type=int, default=10, help="runs in a row per case")
+    parser.add_argument("--cases", help="comma-separated labels (default: all)")
+    parser.add_argument("--scenarios", default="support,long")
+    parser.add_argument("--profile-runs", type=int, default=40, help="0: no Keel profile")
+    options = parser.parse_args(argv)
+    specs = by_label(options.cases)
+    out: dict[str, object] = {"versions": versions(specs), "timings": {}, "keel_profile": {}}
+    for name in options.scenarios.split(","):
+        scenario = SCENARIOS[name]
+        print(f"timing {name} ({scenario.round_trips} round trips)...", file=sys.stderr)
+        out["timings"][name] = await time_scenario(specs, scenario, options)  # type: ignore[index]
+        if options.profile_runs and any(spec.label == "keel" for spec in specs):
+            profiled = await keel_shares(scenario, options.profile_runs)
+            out["keel_profile"][name] = profiled  # type: ignore[index]
+    json.dump(out, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1:])))

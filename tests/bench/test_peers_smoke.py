@@ -1,0 +1,107 @@
+"""The peer benchmark's own code keeps working (no peers needed, no timing checked).
+
+The floor and Keel cases run both scenarios in process, through the same timing and
+profiling code the real run uses, and the report writes its section without touching the
+others. The real run is `bash bench/peers/run.sh --write bench/RESULTS.md`, with the
+peers in their own virtual environment (bench/RESULTS.md, "Peers").
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = ROOT / "bench" / "peers"
+
+
+@pytest.fixture
+def peers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
+    """The bench/peers modules, imported for this test and forgotten afterwards."""
+    monkeypatch.syspath_prepend(str(PEERS))
+    before = set(sys.modules)
+    names = ["scenarios", "cases", "case_floor", "case_keel", "timing", "keel_profile", "report"]
+    yield {name: importlib.import_module(name) for name in names}
+    for name in set(sys.modules) - before:
+        if str(PEERS) in str(getattr(sys.modules[name], "__file__", "") or ""):
+            del sys.modules[name]
+
+
+def test_floor_and_keel_run_both_scenarios(peers: dict[str, ModuleType]) -> None:
+    timing, cases = peers["timing"], peers["cases"]
+    options = argparse.Namespace(runs=2, warmup=1, block=1)
+    specs = cases.by_label("floor,keel")
+
+    async def both() -> dict[str, dict[str, dict[str, float]]]:
+        return {
+            name: await timing.time_scenario(specs, scenario, options)
+            for name, scenario in peers["scenarios"].SCENARIOS.items()
+        }
+
+    # time_scenario checks every run's answer and tool results, and raises if one is off.
+    timings = asyncio.run(both())
+    assert set(timings) == {"support", "long"}
+    for per_case in timings.values():
+        assert set(per_case) == {"floor", "keel"}
+        assert all(row["runs"] == 2 and row["us_per_round_trip"] > 0 for row in per_case.values())
+
+
+def test_keel_profile_splits_a_whole_turn(peers: dict[str, ModuleType]) -> None:
+    scenario = peers["scenarios"].SCENARIOS["support"]
+    case = peers["case_keel"].make(scenario)
+    shares, events = asyncio.run(peers["keel_profile"].profile(case, scenario, 2))
+    assert events > 0
+    assert sum(share.share for share in shares) == pytest.approx(1.0)
+    assert dict((s.label, s.share) for s in shares)["event store (in memory)"] > 0
+
+
+OLD = """\
+# Benchmarks
+
+Intro kept as it is.
+
+## HTTP
+
+kept numbers
+
+## Peers
+
+old numbers
+
+## Peers: reading the numbers
+
+kept notes
+"""
+
+
+def test_the_report_ranks_peers_and_writes_only_its_section(
+    peers: dict[str, ModuleType], tmp_path: Path
+) -> None:
+    report, cases = peers["report"], peers["cases"]
+    per_trip = {"floor": 2.0, "keel": 400.0, "langgraph": 1000.0, "openai-agents": 800.0}
+    per_trip |= {"pydantic-ai": 1600.0, "keel, sqlite": 9000.0}
+    timings = {
+        s: {k: {"us_per_round_trip": v} for k, v in per_trip.items()} for s in ("support", "long")
+    }
+    probes = {"keel": report.Probe(import_ms=300.0, build_ms=20.0, max_rss_mb=30.0)}
+    text = report.table(timings, cases.ALL, probes)
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines()[2:]}
+    assert rows["keel"] == ("| keel | 400 | 400 | 200x | 200x | 0.50x | 0.50x | 300 | 20.0 | 30 |")
+    assert rows["openai-agents"].split(" | ")[5:7] == ["1.00x", "1.00x"]
+    assert rows["floor"].split(" | ")[5] == "0.0025x"
+    assert rows["langgraph, InMemorySaver"].startswith("| langgraph, InMemorySaver | - | - |")
+    results = tmp_path / "RESULTS.md"
+    results.write_text(OLD, encoding="utf-8")
+    report.write_section(results, "Peers", text)
+    written = results.read_text(encoding="utf-8")
+    assert written.count("## Peers\n") == 1 and "old numbers" not in written
+    assert "## HTTP\n\nkept numbers" in written
+    assert "## Peers: reading the numbers\n\nkept notes" in written
+    assert rows["keel"] in written
