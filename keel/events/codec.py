@@ -28,7 +28,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -37,6 +37,7 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         "session/message/turn events, conversation_state_changed, model_called, stage_timed",
         2: "adds tool_call_refused",
         3: "adds routing_decided and history_compressed",
+        4: "adds error_code to tool_executed and mcp_tool_executed (MCP tools)",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -58,7 +59,17 @@ def _v2_to_v3(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
-UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2, 2: _v2_to_v3})
+_TOOL_RUNS = frozenset({"tool_executed", "mcp_tool_executed"})
+
+
+def _v3_to_v4(data: dict[str, object]) -> dict[str, object]:
+    # Version 4 adds `error_code` to tool runs; a version 3 run did not record one.
+    if data.get("type") in _TOOL_RUNS:
+        data.setdefault("error_code", None)
+    return data
+
+
+UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4})
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 
 _ENVELOPE = frozenset({"type", "v"})

@@ -4,7 +4,8 @@ Every tool run is recorded as `tool_executed` plus the compatibility copy
 `mcp_tool_executed` (no replay metadata); every memory write as `memory_set` plus the
 compatibility copy `slot_set`. Logs that hold only the compatibility copies still fold.
 A model proposal the engine refused or dropped is recorded as `tool_call_refused` (schema
-v2), so the log shows what the model tried and what it was told.
+v2), so the log shows what the model tried and what it was told. Since schema v4 a failed
+run says why in `error_code` (a timeout, an error result, an unreachable MCP server...).
 """
 
 from dataclasses import dataclass
@@ -28,6 +29,13 @@ class _ToolRun(EventBase):
     error_message: str | None = None
     mcp_server: str | None = None
     """Set only when `source` is `mcp`."""
+
+    error_code: str | None = None
+    """Why the run failed, dotted; None when it succeeded. `tool.timeout`, `tool.error_result`
+    (the tool returned an error: a `ToolResult.error`, an MCP `isError` result),
+    `tool.raised`, `mcp.server_unavailable` (unreachable, or the connection was lost during
+    the call), `mcp.call_failed` (the server refused the call), or another `KeelError` code.
+    Added in schema version 4 (older runs decode with None)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -14,7 +14,13 @@ def _ok(text: str) -> ToolRun:
 
 
 def _error(text: str) -> ToolRun:
-    return ToolRun(outcome="error", result_text=text, llm_response=text, error_message=text)
+    return ToolRun(
+        outcome="error",
+        result_text=text,
+        llm_response=text,
+        error_message=text,
+        error_code="tool.error_result",
+    )
 
 
 async def refuse(

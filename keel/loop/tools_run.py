@@ -5,6 +5,8 @@ Order at dispatch (spec §7.3 step 5): arguments are validated by the caller; he
 into a pause point, then the tool runs with its timeout; memory it writes is appended as
 it runs (and kept if the turn is cancelled mid-tool, when no call record is written);
 `tool_executed` + `mcp_tool_executed` record the run; `on_success` / `on_failure` speak.
+MCP tools (`keel.mcp`) are tool definitions like any other: they run here too, with their
+server's `tool_timeout`, and are recorded with `source: mcp` and `mcp_server`.
 """
 
 from __future__ import annotations
@@ -136,17 +138,18 @@ async def run_builder_tool(
     observer = t.recorder.observer
     if observer is not None:
         await observer.tool_started(tool_name, args)
+    timeout = definition.timeout or t.definition.config.tool_timeout
     try:
         with t.timed("tools.exec"):
-            run = await run_tool(
-                definition, args, context=context, timeout=t.definition.config.tool_timeout
-            )
+            run = await run_tool(definition, args, context=context, timeout=timeout)
     finally:
         # Memory a tool wrote is kept even when the turn is cancelled mid-tool.
         await asyncio.shield(t.emit(*memory.take()))
     for text in context.sent:
         await t.say(BotMessage(text=text, response_source="verbatim"))
-    await record_run(t, tool_name, args, run, site, skill_id=skill.skill_id)
+    await record_run(
+        t, tool_name, args, run, site, skill_id=skill.skill_id, mcp_server=definition.mcp_server
+    )
     constraint = constraint_of(skill, tool_name)
     if constraint is not None:
         follow = constraint.on_failure if run.is_error else constraint.on_success
@@ -163,8 +166,9 @@ async def record_run(
     site: CallSite,
     *,
     skill_id: str | None,
+    mcp_server: str | None = None,
 ) -> None:
-    """`tool_executed` and its `mcp_tool_executed` copy."""
+    """`tool_executed` and its `mcp_tool_executed` copy (`source: mcp` with a server)."""
     frozen = freeze_mapping(cast(Mapping[object, object], args))
     meta: dict[str, object] = {"skill_id": skill_id} if skill_id else {}
     if site.confirmed:
@@ -172,10 +176,12 @@ async def record_run(
     common = {
         "tool_name": tool_name,
         "arguments": frozen,
-        "source": "local",
+        "source": "local" if mcp_server is None else "mcp",
         "result": run.result_text,
         "is_error": run.is_error,
         "error_message": run.error_message,
+        "mcp_server": mcp_server,
+        "error_code": run.error_code if run.is_error else None,
     }
     await t.emit(
         ToolExecuted(

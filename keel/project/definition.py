@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from keel.memory import MemorySchema
 from keel.project.config import AgentConfig
@@ -66,3 +67,9 @@ class AgentDefinition:
     def response(self, name: str) -> Response | None:
         """The response with this name, if any."""
         return self.responses.get(name)
+
+
+class DefinitionSource(Protocol):
+    """Gives the definition for the next request (MCP tool lists may change between turns)."""
+
+    async def current(self) -> AgentDefinition: ...

@@ -1,4 +1,11 @@
-"""`mcp_servers:` in integrations.yml: remote tool servers and how to authenticate."""
+"""`mcp_servers:` in integrations.yml: remote tool servers and how to authenticate.
+
+A server is reached over streamable HTTP (`url`) or started as a local process speaking
+stdio (`command`, `args`, `env`). `start` says when Keel connects: `startup` (the default;
+an unavailable server or tool stops the app from starting) or `lazy` (on the first turn).
+`token` and `api_key` are sent as `Authorization: Bearer <secret>`; `header_name` and
+`header_format` (`{key}` marks the secret) send an `api_key` in another header.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +19,12 @@ from keel.project.reporter import Reporter, is_number, key_line, warn_unknown_ke
 
 AuthKind = Literal["token", "api_key", "oauth", "module"]
 AUTH_KEYS: tuple[AuthKind, ...] = ("token", "api_key", "oauth", "module")
-SERVER_KEYS = frozenset({"name", "url", "command", "args", "env", "tool_timeout", *AUTH_KEYS})
+StartMode = Literal["startup", "lazy"]
+START_MODES: tuple[StartMode, ...] = ("startup", "lazy")
+HEADER_KEYS = ("header_name", "header_format")
+SERVER_KEYS = frozenset(
+    {"name", "url", "command", "args", "env", "tool_timeout", "start", *AUTH_KEYS, *HEADER_KEYS}
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -26,6 +38,10 @@ class McpAuth:
     """For `module`: dotted path of the code that authenticates."""
     settings: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """For `oauth`: its settings, `${VAR}`-expanded; hidden from repr."""
+    header_name: str = "Authorization"
+    """For `api_key`: the HTTP header that carries it (`token` always uses Authorization)."""
+    header_format: str = "Bearer {key}"
+    """For `api_key`: the header value, `{key}` standing for the secret."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -41,6 +57,15 @@ class McpServerConfig:
     auth: McpAuth | None = None
     tool_timeout: float | None = None
     """Seconds; None means the agent's `tool_timeout`."""
+    start: StartMode = "startup"
+    """When Keel connects: at startup (checked before serving) or lazily on the first turn."""
+    unset_vars: tuple[str, ...] = ()
+    """`${VAR}`s used by this server that were not set; such a server is not connected."""
+
+    @property
+    def transport(self) -> Literal["http", "stdio"]:
+        """`http` for a `url` server, `stdio` for a `command` server."""
+        return "http" if self.url is not None else "stdio"
 
 
 def parse_mcp_servers(
@@ -74,22 +99,40 @@ def _server(r: Reporter, item: Any, line: int | None, x: Expander) -> McpServerC
     name: str = item["name"]
     where = f"mcp_servers.{name}"
     warn_unknown_keys(r, item, SERVER_KEYS, "config.mcp.unknown_key", where=f"{where}.")
+    mark = len(x.unset)
     url, command = _transport(r, item, line, where, x)
     timeout = item.get("tool_timeout")
     if timeout is not None and (not is_number(timeout) or timeout <= 0):
         message = f"`{where}.tool_timeout` must be a number of seconds above 0"
         r.error("config.mcp.bad_tool_timeout", key_line(item, "tool_timeout"), message)
         timeout = None
+    args, env, auth = (
+        _args(r, item, where, x),
+        _env(r, item, where, x),
+        _auth(r, item, line, where, x),
+    )
     return McpServerConfig(
         name=name,
         line=line,
         url=url,
         command=command,
-        args=_args(r, item, where, x),
-        env=_env(r, item, where, x),
-        auth=_auth(r, item, line, where, x),
+        args=args,
+        env=env,
+        auth=auth,
         tool_timeout=None if timeout is None else float(timeout),
+        start=_start(r, item, where),
+        unset_vars=tuple(dict.fromkeys(u.name for u in x.unset[mark:])),
     )
+
+
+def _start(r: Reporter, item: dict[Any, Any], where: str) -> StartMode:
+    value = item.get("start", "startup")
+    for mode in START_MODES:
+        if value == mode:
+            return mode
+    message = f"`{where}.start` must be `startup` or `lazy`"
+    r.error("config.mcp.bad_value", key_line(item, "start"), message)
+    return "startup"
 
 
 def _transport(
@@ -170,7 +213,36 @@ def _auth(
     if secret.literal:
         message = f"`{where}.{kind}` is written literally; secrets must come from `${{VAR}}`"
         r.warning("config.mcp.literal_secret", key_at, message, key=f"{where}.{kind}")
+    if kind == "api_key":
+        header = _header(r, item, where)
+        return McpAuth(
+            kind=kind,
+            secret=secret,
+            header_name=header.get("header_name", "Authorization"),
+            header_format=header.get("header_format", "Bearer {key}"),
+        )
     return McpAuth(kind=kind, secret=secret)
+
+
+def _header(r: Reporter, item: dict[Any, Any], where: str) -> dict[str, str]:
+    """`header_name` / `header_format` of an `api_key` server (only those that are valid)."""
+    found: dict[str, str] = {}
+    for key in HEADER_KEYS:
+        value = item.get(key)
+        if value is None:
+            continue
+        if (
+            not isinstance(value, str)
+            or not value
+            or (key == "header_format" and "{key}" not in value)
+        ):
+            extra = " containing `{key}`" if key == "header_format" else ""
+            r.error(
+                "config.mcp.bad_value", key_line(item, key), f"`{where}.{key}` must be text{extra}"
+            )
+            continue
+        found[key] = value
+    return found
 
 
 def _warn_literal_oauth(r: Reporter, oauth: dict[Any, Any], where: str) -> None:

@@ -1,14 +1,17 @@
 """`ServerRuntime`: what one app instance holds while it serves (no module globals).
 
-Opened by the app's lifespan: loads the agent, opens the store, builds the engine (with
-the injected `engine_factory`, or from `settings.model`). Closed on shutdown: running
-turns are cancelled (and recorded as cancelled), then the store is closed.
+Opened by the app's lifespan: loads the agent, connects its MCP servers (an unreachable
+server or a missing imported tool stops the start with `DefinitionError`), opens the store,
+builds the engine (with the injected `engine_factory`, or from `settings.model`). Closed on
+shutdown: running turns are cancelled (and recorded as cancelled), then the MCP servers
+(local server processes stop) and the store are closed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from keel.errors import DefinitionError, KeelError
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
@@ -22,6 +25,9 @@ from keel.server.runs import RunRegistry
 from keel.server.settings import ServerSettings
 from keel.stores.factory import open_store
 from keel.stores.port import EventStore
+
+if TYPE_CHECKING:
+    from keel.mcp.runtime import McpRuntime
 
 EngineFactory = Callable[[AgentDefinition, EventStore], Engine]
 """Builds the engine from the loaded agent and the opened store (tests pass their own)."""
@@ -39,6 +45,7 @@ class _Open:
     store: EventStore
     engine: Engine
     runs: RunRegistry
+    mcp: McpRuntime | None = None
 
 
 class ServerRuntime:
@@ -64,25 +71,48 @@ class ServerRuntime:
         return Engine(definition=definition, store=store, model=model, clock=self.clock)
 
     async def open(self) -> None:
-        """Load the agent, open the store and build the engine."""
+        """Load the agent, connect its MCP servers, open the store and build the engine."""
         definition, diagnostics = load_project(self.settings.project)
         if definition is None or has_errors(diagnostics):
             raise DefinitionError(diagnostics)
-        store = await open_store(self.settings.database_url, clock=self.clock)
+        mcp = await self._open_mcp(definition)
+        if mcp is not None:
+            definition = mcp.definition
+        try:
+            store = await open_store(self.settings.database_url, clock=self.clock)
+        except BaseException:
+            if mcp is not None:
+                await mcp.close()
+            raise
         try:
             engine = self._engine_factory(definition, store)
         except BaseException:
             await store.close()
+            if mcp is not None:
+                await mcp.close()
             raise
+        engine.definitions = mcp
         self._open = _Open(
-            definition=definition, store=store, engine=engine, runs=RunRegistry(store)
+            definition=definition, store=store, engine=engine, runs=RunRegistry(store), mcp=mcp
         )
 
+    async def _open_mcp(self, definition: AgentDefinition) -> McpRuntime | None:
+        """Connect the startup MCP servers (the SDK is imported only for agents using MCP)."""
+        if not any(skill.mcp_imports for skill in definition.skills.values()):
+            return None
+        from keel.mcp.runtime import McpRuntime
+
+        mcp = McpRuntime(definition, clock=self.clock)
+        await mcp.open()
+        return mcp
+
     async def close(self) -> None:
-        """Cancel running turns, then close the store."""
+        """Cancel running turns, then close the MCP servers and the store."""
         current, self._open = self._open, None
         if current is not None:
             await current.runs.shutdown()
+            if current.mcp is not None:
+                await current.mcp.close()
             await current.store.close()
 
     def _get(self) -> _Open:

@@ -73,6 +73,10 @@ class ToolDefinition:
     memory_writes: tuple[MemoryWrite, ...] = ()
     """Memory writes in the function body and in same-module functions it calls
     (filled by `load_tool_module`; empty when the definition came from the decorator alone)."""
+    mcp_server: str | None = None
+    """The MCP server that serves the tool (`keel.mcp`); None for a Python tool."""
+    timeout: float | None = None
+    """Seconds the tool may run; None means the agent's `tool_timeout`."""
 
     def json_schema(self) -> dict[str, Any]:
         """A fresh, plain (mutable) copy of `parameters`, ready for a validator or a model API."""

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from keel.errors import KeelError
 from keel.tools.coerce import coerce_arguments
 from keel.tools.context import ToolContext
 from keel.tools.definition import HookDefinition, ToolDefinition
@@ -41,6 +42,10 @@ class ToolRun:
     or timed out."""
     error_message: str | None
     """Set exactly when the run failed."""
+    error_code: str | None = None
+    """Why it failed, dotted (set exactly when it failed): `tool.timeout`, `tool.error_result`
+    (the tool returned an error), `tool.raised`, or the `code` of a raised `KeelError`
+    (e.g. `mcp.server_unavailable`)."""
 
     @property
     def is_error(self) -> bool:
@@ -79,11 +84,22 @@ async def run_tool(
         return _finished(definition.name, outcome.value)
     if isinstance(outcome, Raised):
         message = describe_exception(outcome.error)
+        code = outcome.error.code if isinstance(outcome.error, KeelError) else "tool.raised"
         return ToolRun(
-            outcome="error", result_text=message, llm_response=None, error_message=message
+            outcome="error",
+            result_text=message,
+            llm_response=None,
+            error_message=message,
+            error_code=code,
         )
     message = f"tool '{definition.name}' timed out after {seconds(timeout)} seconds"
-    return ToolRun(outcome="timeout", result_text=message, llm_response=None, error_message=message)
+    return ToolRun(
+        outcome="timeout",
+        result_text=message,
+        llm_response=None,
+        error_message=message,
+        error_code="tool.timeout",
+    )
 
 
 def _finished(name: str, value: object) -> ToolRun:
@@ -102,7 +118,11 @@ def _finished(name: str, value: object) -> ToolRun:
     message = str(value.error) or f"tool '{name}' reported an error"
     text = message if value.llm_response is None else to_result_text(value.llm_response)
     return ToolRun(
-        outcome="error", result_text=text, llm_response=value.llm_response, error_message=message
+        outcome="error",
+        result_text=text,
+        llm_response=value.llm_response,
+        error_message=message,
+        error_code="tool.error_result",
     )
 
 

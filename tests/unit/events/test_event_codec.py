@@ -93,11 +93,12 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
     assert "tool_call_refused" in SCHEMA_VERSIONS[2]
     assert all(kind in SCHEMA_VERSIONS[3] for kind in _V3_KINDS)
+    assert "error_code" in SCHEMA_VERSIONS[4]
 
 
 def test_new_events_are_written_at_the_current_version() -> None:
@@ -138,9 +139,42 @@ def test_upcasting_a_v1_event_walks_every_upcaster_in_order() -> None:
         return upcast
 
     old = {"type": "skill_activated", "v": 1, "skill_id": "s"}
-    decoded = decode_event(old, upcasters={1: step(1), 2: step(2)})
+    decoded = decode_event(old, upcasters={1: step(1), 2: step(2), 3: step(3)})
     assert decoded == SkillActivated(skill_id="s")
-    assert seen == [1, 2]
+    assert seen == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kind", ["tool_executed", "mcp_tool_executed"])
+def test_v3_tool_runs_gain_an_empty_error_code_at_v4(kind: str) -> None:
+    old: dict[str, object] = {
+        "type": kind,
+        "v": 3,
+        "tool_name": "lookup",
+        "arguments": {"id": "1"},
+        "source": "mcp",
+        "result": "boom",
+        "is_error": True,
+        "error_message": "boom",
+        "mcp_server": "orders",
+        "tool_call_id": "c1",
+    }
+    if kind == "mcp_tool_executed":
+        del old["tool_call_id"]
+    before = dict(old)
+    assert UPCASTERS[3](dict(old)) == {**old, "error_code": None}
+    decoded = decode_event(old)
+    assert decoded.error_code is None  # type: ignore[union-attr]
+    assert encode_event(decoded)["error_code"] is None
+    assert old == before
+
+
+@given(events_of(sorted(set(EVENT_TYPES) - {"tool_executed", "mcp_tool_executed"})))
+def test_v3_events_other_than_tool_runs_are_unchanged_by_the_v3_to_v4_upcaster(
+    event: Event,
+) -> None:
+    old = {**encode_event(event), "v": 3}
+    assert UPCASTERS[3](dict(old)) == old
+    assert decode_event(old) == event
 
 
 def test_tool_call_refused_encodes_flat_with_its_defaults() -> None:

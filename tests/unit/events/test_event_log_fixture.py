@@ -18,10 +18,12 @@ from keel.events.model import (
     EVENT_TYPES,
     Event,
     HistoryCompressed,
+    McpToolExecuted,
     ModelCalled,
     RoutingDecided,
     SkillActivated,
     ToolCallRefused,
+    ToolExecuted,
     TurnEnded,
     TurnStarted,
     UserMessage,
@@ -72,6 +74,7 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
         1: _V1_KINDS,
         2: _V1_KINDS | {"tool_call_refused"},
         3: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
+        4: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
     }
 )
 """Schema version -> every event kind that existed at it (what its fixture must hold)."""
@@ -194,3 +197,30 @@ def test_v3_log_is_the_v2_log_plus_the_v3_kinds() -> None:
     assert [e for e in v3 if not isinstance(e, added)] == loads(_text(2))
     v2_state = json.loads((FIXTURES / "v2.state.json").read_text(encoding="utf-8"))
     assert state_to_json(fold(v3)) == {**v2_state, "last_seq": len(v3)}
+
+
+def test_v4_log_is_the_v3_log_plus_a_failed_mcp_run_with_its_error_code() -> None:
+    v3, v4 = loads(_text(3)), loads(_text(4))
+    runs = [e for e in v3 if isinstance(e, ToolExecuted | McpToolExecuted)]
+    assert runs and all(e.error_code is None for e in runs)  # upcast: v3 recorded no code
+    failed = [e for e in v4 if isinstance(e, ToolExecuted | McpToolExecuted) and e.is_error]
+    assert [(e.kind, e.source, e.mcp_server, e.error_code) for e in failed] == [
+        ("tool_executed", "mcp", "orders", "mcp.server_unavailable"),
+        ("mcp_tool_executed", "mcp", "orders", "mcp.server_unavailable"),
+    ]
+    at = v4.index(failed[0])
+    assert [e.kind for e in v4[at - 1 : at + 3]] == [
+        "model_called",
+        "tool_executed",
+        "mcp_tool_executed",
+        "model_called",
+    ]
+    assert v4[: at - 1] + v4[at + 3 :] == v3
+    v3_state = json.loads((FIXTURES / "v3.state.json").read_text(encoding="utf-8"))
+    assert state_to_json(fold(v4)) == {**v3_state, "last_seq": len(v4)}
+
+
+def test_v3_tool_runs_upcast_to_v4_with_no_error_code() -> None:
+    raw = next(item for item in _raw(3) if item["type"] == "tool_executed")
+    assert "error_code" not in raw
+    assert encode_event(loads(json.dumps(raw))[0])["error_code"] is None

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import pytest
 
+from keel.errors import ToolError
 from keel.tools import (
     HookDefinition,
     HookRun,
@@ -95,6 +96,7 @@ async def test_a_tool_result_error_fails_the_run() -> None:
         result_text="no such order",
         llm_response=None,
         error_message="no such order",
+        error_code="tool.error_result",
     )
     assert run.is_error
 
@@ -113,7 +115,13 @@ async def test_an_exception_is_an_error_without_traceback() -> None:
         result_text="ValueError: bad order id",
         llm_response=None,
         error_message="ValueError: bad order id",
+        error_code="tool.raised",
     )
+
+
+async def test_a_raised_keel_error_gives_its_code() -> None:
+    run = await run_tool(raising(ToolError("the depot is closed")), {}, context=None, timeout=LONG)
+    assert (run.error_message, run.error_code) == ("ToolError: the depot is closed", "keel.tool")
 
 
 async def test_an_exception_without_message_is_named_by_its_type() -> None:
@@ -151,7 +159,11 @@ async def test_timeout() -> None:
     run = await run_tool(definition_of(slow), {}, context=None, timeout=0.01)
     message = "tool 'slow' timed out after 0.01 seconds"
     assert run == ToolRun(
-        outcome="timeout", result_text=message, llm_response=None, error_message=message
+        outcome="timeout",
+        result_text=message,
+        llm_response=None,
+        error_message=message,
+        error_code="tool.timeout",
     )
     assert run.is_error
     assert seen == ["cancelled"]
