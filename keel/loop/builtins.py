@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from keel.errors import KeelError
 from keel.events.base import RoutingSource
 from keel.events.model import RoutingDecided
 from keel.llm.port import ToolCall
 from keel.loop import lifecycle, stack
 from keel.loop.confirmations import resolve_pending
-from keel.loop.knowledge import search
 from keel.loop.memory_ops import Refusal, plan_write
 from keel.loop.offer import (
     ACTIVATE,
@@ -151,10 +151,18 @@ async def _cancel(
 async def _search(
     t: TurnContext, call: ToolCall, args: Mapping[str, object], site: CallSite
 ) -> Outcome:
-    sections = search(t.definition.root, str(args.get("query", "")))
+    base = t.knowledge_base
+    if base is None:
+        return await _refused(t, call, site, "tool.not_offered", "there is no knowledge base")
+    try:
+        sections = await base.search(str(args.get("query", "")))
+    except KeelError as exc:
+        # The index could not be built or read (embedder or database down): the model is
+        # told, and knowledge mode does not start.
+        return _Done(_error(f"search_knowledge failed: {exc}"))
     t.searched = True
     t.knowledge = sections
-    payload = [{"source": s.source, "text": s.text} for s in sections]
+    payload = [{"source": s.source, "heading": s.heading, "text": s.text} for s in sections]
     return _Done(_ok(json.dumps(payload, ensure_ascii=False)))
 
 

@@ -1,55 +1,44 @@
-"""A plain keyword search over the project's `references/**/*.md` (until real retrieval).
+"""The knowledge base as the turn loop sees it: the `KnowledgeBase` port.
 
-Files are split into sections at markdown headings; a section scores by how many of the
-query's words (lower-cased, 3+ letters) it contains; the best three are returned. This is
-an adapter (it reads files); results are sorted deterministically.
+`search_knowledge` (spec §7.5) asks the agent's knowledge base for the sections that
+answer a query. The implementation is `keel.knowledge.ProjectKnowledge` (hybrid BM25 and
+vector search over `references/**/*.md`, indexed in the SQL layer); it is imported only
+when a project has reference documents, so agents without them never load numpy or the
+embedding model.
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from keel.knowledge.sources import reference_files
 from keel.loop.prompt import KnowledgeSection
 
-TOP_K = 3
-_WORD = re.compile(r"[a-z0-9]{3,}")
+if TYPE_CHECKING:
+    from keel.project.definition import AgentDefinition
 
 
-def reference_files(root: Path) -> tuple[Path, ...]:
-    """Every `references/**/*.md` of the project and its skills, sorted."""
-    found = list(root.glob("references/**/*.md")) + list(root.glob("skills/*/references/**/*.md"))
-    return tuple(sorted(found))
+class KnowledgeBase(Protocol):
+    """Answers `search_knowledge`."""
+
+    async def search(self, query: str) -> tuple[KnowledgeSection, ...]:
+        """The sections (best first, with their sources) that match `query`; may be empty."""
+        ...
 
 
 def has_knowledge(root: Path) -> bool:
-    """The project has a knowledge base."""
+    """The project has a knowledge base (at least one reference document)."""
     return bool(reference_files(root))
 
 
-@lru_cache(maxsize=32)
-def _sections(root: Path) -> tuple[KnowledgeSection, ...]:
-    sections: list[KnowledgeSection] = []
-    for path in reference_files(root):
-        source = path.relative_to(root).as_posix()
-        current: list[str] = []
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("#") and current:
-                sections.append(KnowledgeSection(source=source, text="\n".join(current).strip()))
-                current = []
-            current.append(line)
-        if current:
-            sections.append(KnowledgeSection(source=source, text="\n".join(current).strip()))
-    return tuple(s for s in sections if s.text)
+def project_knowledge(definition: AgentDefinition, event_store: object) -> KnowledgeBase | None:
+    """The agent's knowledge base stored beside `event_store`, or None without references."""
+    if not has_knowledge(definition.root):
+        return None
+    from keel.knowledge.service import ProjectKnowledge
+
+    return ProjectKnowledge.for_definition(definition, event_store)
 
 
-def search(root: Path, query: str) -> tuple[KnowledgeSection, ...]:
-    """The sections sharing the most query words (ties keep file order); none for no match."""
-    words = set(_WORD.findall(query.lower()))
-    scored = []
-    for index, section in enumerate(_sections(root)):
-        score = len(words & set(_WORD.findall(section.text.lower())))
-        if score:
-            scored.append((-score, index, section))
-    return tuple(section for _, _, section in sorted(scored)[:TOP_K])
+__all__ = ["KnowledgeBase", "has_knowledge", "project_knowledge", "reference_files"]

@@ -70,6 +70,8 @@ class KnowledgeSection:
     source: str
     """Where it comes from, e.g. `references/returns.md`."""
     text: str
+    heading: str = ""
+    """The heading path of its section, e.g. `Returns > Damaged books` (may be empty)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -260,7 +262,7 @@ def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str]) -> str:
             f"that information{fallback}; do not answer from general knowledge."
         )
     found = "\n\n".join(
-        f"### [{index}] {section.source}\n{section.text.strip()}"
+        f"### [{index}] {_where(section)}\n{section.text.strip()}"
         for index, section in enumerate(answer.sections, start=1)
     )
     return (
@@ -268,6 +270,10 @@ def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str]) -> str:
         f"sections below. If they do not contain the answer, say you do not know{fallback}."
         f"\n\n{found}"
     )
+
+
+def _where(section: KnowledgeSection) -> str:
+    return f"{section.source} ({section.heading})" if section.heading else section.source
 
 
 __all__ = [

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from keel.project.diagnostics import Diagnostic, diag
 from keel.project.reporter import Reporter, key_line, read_str, warn_unknown_keys
+
+if TYPE_CHECKING:
+    from keel.project.integrations import IntegrationsConfig
 
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CHUNK_OVERLAP = 20
 REFERENCES_KEYS = frozenset({"embeddings", "chunking", "instructions"})
 CHUNKING_KEYS = frozenset({"chunk_size", "chunk_overlap"})
+LOCAL_PROVIDERS = frozenset({"local"})
+"""`provider:` values of the local embedder (`keel.embeddings.local`)."""
+LOCAL_EMBEDDING_MODELS = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
+REMOTE_EMBEDDING_PROVIDERS = frozenset(
+    {"openai", "openai_compatible", "self_hosted", "ollama", "llamacpp", "llama_cpp", "vllm"}
+)
+"""Providers served by the OpenAI embeddings adapter (as `keel.llm.factory` names them)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -26,7 +37,8 @@ class ReferencesConfig:
     """Knowledge-index settings."""
 
     embeddings: str | None = None
-    """Id of the model group used for embeddings (checked against integrations.yml later)."""
+    """Id of the model group used for embeddings (None: the local embedder)."""
+    embeddings_line: int | None = None
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     instructions: str | None = None
     """Older builds: how to answer from snippets."""
@@ -45,6 +57,7 @@ def parse_references(r: Reporter, data: Any, line: int | None) -> ReferencesConf
     code = "config.references.bad_value"
     return ReferencesConfig(
         embeddings=read_str(r, data, "embeddings", code, where="references."),
+        embeddings_line=key_line(data, "embeddings"),
         chunking=_chunking(r, data.get("chunking"), key_line(data, "chunking")),
         instructions=read_str(r, data, "instructions", code, where="references."),
     )
@@ -79,3 +92,30 @@ def _count(r: Reporter, data: dict[Any, Any], key: str, default: int, *, minimum
     message = f"`references.chunking.{key}` must be a whole number >= {minimum}"
     r.error("config.references.bad_chunking", key_line(data, key), message)
     return default
+
+
+def check_embeddings(
+    references: ReferencesConfig, integrations: IntegrationsConfig
+) -> list[Diagnostic]:
+    """`references.embeddings` names a declared model group whose first model can embed."""
+    group_id, line = references.embeddings, references.embeddings_line
+    if group_id is None:
+        return []
+    group = integrations.group(group_id)
+    if group is None or not group.models:
+        message = f"`references.embeddings` names model group `{group_id}`, which is not declared"
+        return [diag("config.references.unknown_group", "agent.yml", line, message, key=group_id)]
+    spec = group.models[0]
+    provider = spec.provider.strip().lower().replace("-", "_").replace(".", "_").replace(" ", "_")
+    if provider in LOCAL_PROVIDERS and spec.model in LOCAL_EMBEDDING_MODELS:
+        return []
+    remote = provider in REMOTE_EMBEDDING_PROVIDERS or (
+        provider.startswith("openai") and spec.api_base is not None
+    )
+    if remote:
+        return []
+    message = (
+        f"model group `{group_id}` cannot embed: its model is `{spec.provider}`/`{spec.model}`; "
+        "use provider `local` with `all-MiniLM-L6-v2`, or `openai` (or OpenAI-compatible)"
+    )
+    return [diag("config.references.bad_embedder", "agent.yml", line, message, key=group_id)]

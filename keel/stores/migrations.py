@@ -18,6 +18,7 @@ from sqlalchemy import (
     Connection,
     Float,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -62,11 +63,42 @@ def _m0001_events(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _m0002_knowledge(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "knowledge_indexes",
+        md,
+        Column("name", String(255), primary_key=True),
+        Column("fingerprint", String(128), nullable=False),
+        Column("embedder", String(255), nullable=False),
+        Column("dimension", Integer, nullable=False),
+        Column("chunk_count", Integer, nullable=False),
+        Column("built_at", Float, nullable=False),
+    )
+    Table(
+        "knowledge_chunks",
+        md,
+        Column("index_name", String(255), primary_key=True),
+        Column("position", Integer, primary_key=True, autoincrement=False),
+        Column("source", Text, nullable=False),
+        Column("heading", Text, nullable=False),
+        Column("text", Text, nullable=False),
+        Column("text_hash", String(64), nullable=False),
+        Column("vector", LargeBinary, nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
         description="events: one row per event, unique (conversation_id, seq)",
         apply=_m0001_events,
+    ),
+    Migration(
+        version=2,
+        description="knowledge_indexes, knowledge_chunks: the knowledge index (chunks, vectors)",
+        apply=_m0002_knowledge,
     ),
 )
 """Every migration, in order. Append only."""

@@ -46,6 +46,12 @@ class SqlEventStore:
         self._clock = clock or SystemClock()
         self._lock_scope = lock_scope or engine.url.render_as_string()
 
+    @property
+    def engine(self) -> AsyncEngine:
+        """The SQLAlchemy engine (other tables of the same database use it: the knowledge
+        index of `keel.knowledge.sql_store`)."""
+        return self._engine
+
     async def migrate(self) -> list[int]:
         """Bring the database schema up to date; returns the migration versions applied."""
         now = self._clock.now().timestamp()
