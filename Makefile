@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 EXAMPLE ?= examples/retail
-# The recorded model replies used without OPENAI_API_KEY: the example's demo script.
-DEMO ?= $(firstword $(wildcard $(EXAMPLE)/scripts/*.yml))
+# Without OPENAI_API_KEY the agent is served with no model (offline router, typed
+# extractors, fixed replies); MODEL=scripted:FILE serves a recorded script instead.
+MODEL ?= none
 PORT ?= 8000
 
 .PHONY: install run test lint typecheck unit clean
@@ -21,11 +22,12 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # Serves the example agent (the retail agent) on http://127.0.0.1:$(PORT) (SQLite under
-# .keel/). With no OPENAI_API_KEY the model's side comes from a recorded script (for the
-# retail agent, an order cancellation; see examples/retail/README.md).
+# .keel/). With no OPENAI_API_KEY it runs with no model: skills are routed by the local
+# embedder and collected values by typed extractors (docs/routing.md).
 run: $(STAMP)
 	$(BIN)/keel validate $(EXAMPLE)
-	$(BIN)/keel run $(EXAMPLE) --port $(PORT) $(if $(OPENAI_API_KEY),,--model scripted:$(DEMO))
+	$(BIN)/keel index $(EXAMPLE)
+	$(BIN)/keel run $(EXAMPLE) --port $(PORT) $(if $(OPENAI_API_KEY),,--model $(MODEL))
 
 lint: $(STAMP)
 	$(BIN)/ruff check keel tests

@@ -10,12 +10,15 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
 from keel.events.model import BotMessage
 from keel.llm.port import Model
+
+if TYPE_CHECKING:
+    from keel.testing.harness import ConversationHarness
 
 
 def _model(spec: str | None) -> Model:
@@ -59,6 +62,8 @@ async def _chat(path: Path, model: Model, conversation_id: str, inp: TextIO, out
         for d in exc.diagnostics:
             out.write(d.render() + "\n")
         return 1
+    if not await _index(harness):
+        return 1
     interactive = inp.isatty()
     payloads = _show((await harness.send("/session_start")).bot_messages, out)
     while True:
@@ -80,6 +85,25 @@ async def _chat(path: Path, model: Model, conversation_id: str, inp: TextIO, out
         if result.state.status == "ended":
             out.write("(conversation ended)\n")
             return 0
+
+
+async def _index(harness: ConversationHarness) -> bool:
+    """Build the agent's knowledge index up front (progress bar on stderr); False on failure."""
+    from keel.knowledge.service import ProjectKnowledge
+
+    knowledge = harness.engine.knowledge
+    if not isinstance(knowledge, ProjectKnowledge):
+        return True
+    from keel.cli.index_cmd import describe, prepare_with_progress
+    from keel.errors import KeelError
+
+    try:
+        report = await prepare_with_progress(knowledge)
+    except KeelError as exc:
+        typer.echo(f"error: indexing the reference documents failed: {exc}", err=True)
+        return False
+    typer.echo(describe(report), err=True)
+    return True
 
 
 def chat_command(

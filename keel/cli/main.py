@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from keel import __version__
-from keel.project.diagnostics import has_errors
+from keel.project.diagnostics import Diagnostic, has_errors
+
+if TYPE_CHECKING:
+    from keel.project.definition import AgentDefinition
 
 app = typer.Typer(
     name="keel",
@@ -49,11 +52,21 @@ def validate(
     output: Annotated[
         OutputFormat, typer.Option("--format", help="text (file:line: code: message) or json.")
     ] = OutputFormat.text,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="Do not connect to MCP servers to check their tools."),
+    ] = False,
 ) -> None:
-    """Check an agent project; exit 0 when it has no errors, 1 otherwise."""
+    """Check an agent project; exit 0 when it has no errors, 1 otherwise.
+
+    MCP servers the skills import tools from are connected (local ones started) to check
+    that every imported tool exists and can be offered, unless `--offline`.
+    """
     from keel.project.load import load_project
 
-    _, diagnostics = load_project(path)
+    definition, diagnostics = load_project(path)
+    if definition is not None and not offline:
+        diagnostics = _with_mcp_checks(definition, diagnostics)
     if output is OutputFormat.json:
         typer.echo(json.dumps([d.as_json() for d in diagnostics], indent=2))
     else:
@@ -66,10 +79,26 @@ def validate(
     raise typer.Exit(1 if has_errors(diagnostics) else 0)
 
 
+def _with_mcp_checks(
+    definition: AgentDefinition, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """`diagnostics` plus what connecting the imported MCP servers found (if any)."""
+    if not any(skill.mcp_imports for skill in definition.skills.values()):
+        return diagnostics
+    import asyncio
+
+    from keel.mcp.runtime import check_mcp
+
+    found = asyncio.run(check_mcp(definition))
+    merged = list(dict.fromkeys([*diagnostics, *found]))
+    return sorted(merged, key=lambda d: (d.file, d.line or 0, d.code))
+
+
 def _register_commands() -> None:
-    from keel.cli import chat_cmd, replay_cmd, test_cmd
+    from keel.cli import chat_cmd, index_cmd, replay_cmd, test_cmd
 
     chat_cmd.register(app)
+    index_cmd.register(app)
     replay_cmd.register(app)
     test_cmd.register(app)
     try:

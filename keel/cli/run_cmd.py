@@ -22,6 +22,7 @@ from keel.project.diagnostics import has_errors
 
 if TYPE_CHECKING:
     from keel.project.definition import AgentDefinition
+    from keel.project.diagnostics import Diagnostic
     from keel.server.auth import KeyRing
     from keel.server.settings import ServerSettings
 
@@ -76,12 +77,25 @@ def _check_project(path: Path) -> AgentDefinition:
     from keel.project.load import load_project
 
     definition, diagnostics = load_project(path)
+    if definition is not None and not has_errors(diagnostics):
+        diagnostics = _check_mcp(definition)
     if definition is None or has_errors(diagnostics):
         for d in diagnostics:
             typer.echo(d.render(), err=True)
         typer.echo(f"{path}: the agent has errors; not serving it", err=True)
         raise typer.Exit(1)
     return definition
+
+
+def _check_mcp(definition: AgentDefinition) -> list[Diagnostic]:
+    """What the workers will find when they connect the `start: startup` MCP servers."""
+    if not any(skill.mcp_imports for skill in definition.skills.values()):
+        return []
+    import asyncio
+
+    from keel.mcp.runtime import check_mcp
+
+    return asyncio.run(check_mcp(definition, startup_only=True))
 
 
 def _check_model(spec: str | None, definition: AgentDefinition) -> None:
@@ -91,6 +105,22 @@ def _check_model(spec: str | None, definition: AgentDefinition) -> None:
         build_model(spec, definition)
     except ModelSpecError as exc:
         typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _check_embedder(definition: AgentDefinition) -> None:
+    """The knowledge base's embedder can be built (a remote one needs its key)."""
+    from keel.loop.knowledge import has_knowledge
+
+    if not has_knowledge(definition.root):
+        return
+    from keel.embeddings.factory import embedder_for
+    from keel.embeddings.port import EmbeddingError
+
+    try:
+        embedder_for(definition)
+    except EmbeddingError as exc:
+        typer.echo(f"error: references.embeddings: {exc}", err=True)
         raise typer.Exit(2) from None
 
 
@@ -167,7 +197,11 @@ def run_command(
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", help="scripted:FILE, or none for the agent's model groups."),
+        typer.Option(
+            "--model",
+            help="scripted:FILE; none: no model at all (offline router, extractors); "
+            "left out: the agent's model groups.",
+        ),
     ] = None,
     keys_file: Annotated[
         Path | None,
@@ -182,6 +216,7 @@ def run_command(
 
     definition = _check_project(path)
     _check_model(model, definition)
+    _check_embedder(definition)
     env = dict(os.environ)
     settings, secret = build_settings(
         path,

@@ -12,6 +12,8 @@ turn), then runs one turn for the message (see `keel.loop.turn` for what a turn 
 
 Cancelling the task that runs `handle` cancels the turn at its current await; the turn is
 recorded as `cancelled` and the exception propagates.
+A `definitions` source (`keel.mcp.McpRuntime`) is asked for the definition before each
+request, so MCP tools whose list changed are offered from the next turn on.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import contextlib
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
 
+from keel.embeddings.factory import embedder_for
 from keel.events.base import JsonValue, freeze_json
 from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation, fold
 from keel.events.model import (
@@ -41,7 +44,7 @@ from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
 from keel.loop.ending import end_turn, finish_turn
 from keel.loop.errors import PauseNotPending
-from keel.loop.knowledge import has_knowledge
+from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.model_call import call_model
 from keel.loop.observer import TurnObserver
 from keel.loop.offer import eligible_skills
@@ -52,7 +55,9 @@ from keel.loop.session import close_interrupted_turn, seed_project_memory, sessi
 from keel.loop.taps import apply_tap, button_title
 from keel.loop.tools_run import CallSite
 from keel.loop.turn import Next, TurnContext
-from keel.project.definition import AgentDefinition
+from keel.project.definition import AgentDefinition, DefinitionSource
+from keel.routing.offline import offline_step
+from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
 
 SESSION_START = "/session_start"
@@ -71,14 +76,22 @@ class Engine:
         clock: Clock | None = None,
         ids: IdSource | None = None,
         on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None,
+        definitions: DefinitionSource | None = None,
+        knowledge: KnowledgeBase | None = None,
+        router: OfflineRouter | None = None,
     ) -> None:
+        """`knowledge` answers `search_knowledge`; by default the project's references,
+        indexed beside `store` (`keel.loop.knowledge.project_knowledge`). `router` is the
+        offline router (`keel.routing`); by default on the project's embedder."""
         self.on_tool_start = on_tool_start
         self.definition = definition
+        self.definitions = definitions
         self.store = store
         self.model = model
         self.clock: Clock = clock or SystemClock()
         self.ids: IdSource = ids or UuidSource()
-        self._knowledge = has_knowledge(definition.root)
+        self.knowledge = knowledge or project_knowledge(definition, store)
+        self.router = router or OfflineRouter(lambda: embedder_for(self.definition))
 
     async def handle(
         self,
@@ -94,6 +107,7 @@ class Engine:
         (across processes on PostgreSQL), so they never interleave.
         """
         async with self._lock(conversation_id):
+            await self._refresh_definition()
             return await self._handle(conversation_id, text, metadata, observer)
 
     async def resolve_pause(
@@ -111,6 +125,7 @@ class Engine:
         approved call runs; then the deterministic steps that follow it; no model call.
         """
         async with self._lock(conversation_id):
+            await self._refresh_definition()
             history = tuple(s.event for s in await self.store.read(conversation_id))
             recorder = self._recorder(conversation_id, history, observer)
             await close_interrupted_turn(recorder)
@@ -129,6 +144,10 @@ class Engine:
         outcome = await resolve_pending(t, pending, approved, site)
         nxt = outcome.next if isinstance(outcome, _Done) else Next.CONTINUE
         return await self._run(t, allow_model=False) if nxt is Next.CONTINUE else nxt
+
+    async def _refresh_definition(self) -> None:
+        if self.definitions is not None:
+            self.definition = await self.definitions.current()
 
     def _lock(self, conversation_id: str) -> AbstractAsyncContextManager[object]:
         lock = getattr(self.store, "conversation_lock", None)
@@ -178,7 +197,8 @@ class Engine:
             ids=self.ids,
             history=history,
             turn_id=self.ids.new_id(),
-            has_knowledge=self._knowledge,
+            has_knowledge=self.knowledge is not None,
+            knowledge_base=self.knowledge,
             on_tool_start=self.on_tool_start,
         )
 
@@ -284,6 +304,11 @@ class Engine:
             outcome = await deterministic_pass(t)
             if outcome is not Next.MODEL or not allow_model:
                 return Next.WAIT if outcome is Next.MODEL else outcome
+            instead = await offline_step(t, self.router)  # no model call when it can settle
+            if instead is not None:
+                if instead is not Next.CONTINUE:
+                    return instead
+                continue
             if t.model_calls >= t.budget():
                 t.stop_detail = "budget"
                 return Next.EXHAUSTED

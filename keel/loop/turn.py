@@ -31,6 +31,7 @@ from keel.events.model import BotMessage, Event, MemoryCleared, MemorySet
 from keel.ids import Clock, IdSource
 from keel.llm.port import Message, Model
 from keel.loop.deliver import render_response
+from keel.loop.knowledge import KnowledgeBase
 from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
 from keel.memory import reader_for
@@ -79,6 +80,8 @@ class TurnContext:
     delivered: bool = False
     """A bot message was sent in this turn."""
     has_knowledge: bool = False
+    knowledge_base: KnowledgeBase | None = None
+    """What `search_knowledge` asks (None when the project has no references)."""
     knowledge: tuple[KnowledgeSection, ...] = ()
     """Sections the last `search_knowledge` returned in this turn."""
     stop_detail: str | None = None
@@ -90,6 +93,8 @@ class TurnContext:
     """The tier of the latest model call in this turn."""
     routing_call: bool = False
     """The latest model call was a routing call (no skill active) not yet decided."""
+    offline_tried: set[str] = field(default_factory=set)
+    """What the offline path (`keel.routing.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
 

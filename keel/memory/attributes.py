@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from keel.extract.spec import ExtractSpec, parse_spec
 from keel.memory.coerce import coerce_value
 from keel.memory.frozen import freeze
 from keel.memory.schema import (
@@ -37,6 +38,7 @@ KNOWN_ATTRIBUTES: Final = frozenset(
         "anonymization",
         "mutable",
         "seed",
+        "extract",
     }
 )
 LEGACY_ACCESS_KEY: Final = "access"
@@ -285,8 +287,29 @@ def parse_field(
         enum_values=enum_values,
         initial_value=_initial_value(reader, type_, enum_values),
         anonymization=reader.anonymization(),
+        extract=_extract(reader, type_, enum_values),
         file=file,
         line=line,
         **flags,
     )
     return field, reader.diagnostics
+
+
+def _extract(
+    reader: _Reader, type_: FieldType | None, enum_values: tuple[str, ...]
+) -> ExtractSpec | None:
+    """The `extract:` attribute (Keel), checked against the field's type."""
+    if "extract" not in reader.attrs:
+        return None
+    spec, problems = parse_spec(reader.attrs["extract"])
+    if spec is not None and spec.kind == "enum" and type_ != "categorical":
+        problems.append("the `enum` extractor needs a categorical entry")
+    if spec is not None:
+        problems += [
+            f"synonyms name {v!r}, not one of enum_values"
+            for v in spec.synonyms
+            if v not in enum_values
+        ]
+    for problem in problems:
+        reader.report("memory.bad_extract", "extract", f"`extract` of `{reader.key}`: {problem}")
+    return None if problems else spec

@@ -19,6 +19,8 @@ from dataclasses import field as dc_field
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
+from keel.extract.spec import ExtractSpec
+
 FieldType = Literal["text", "bool", "int", "float", "list", "json", "categorical", "any"]
 """The declarable value types (spec §3.2)."""
 
@@ -72,6 +74,8 @@ class MemoryField:
     """Project fields only: filled from session-start channel metadata."""
     anonymization: Mapping[str, object] | None = dc_field(default=None, hash=False)
     """Kept as written (shape unknown, spec §3.2); not interpreted."""
+    extract: ExtractSpec | None = dc_field(default=None, hash=False)
+    """Keel: the typed extractor that may fill it without a model (`keel.extract`)."""
     file: str = ""
     """Declaring file relative to the project root; empty for system fields."""
     line: int | None = None

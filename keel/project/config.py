@@ -27,6 +27,7 @@ from keel.project.reporter import (
     read_str,
     warn_unknown_keys,
 )
+from keel.routing.config import OfflineConfig, parse_offline
 
 DEFAULT_TOOL_TIMEOUT = 10.0
 """Seconds a local `@tool` call may take (spec §1.2)."""
@@ -48,6 +49,8 @@ TOP_LEVEL_KEYS = frozenset(
         "session_config",
         "orchestrator",
         "max_turns",
+        "routing",
+        "extraction",
     }
 )
 AGENT_KEYS = frozenset({"id", "language", "persona", "name", "description"})
@@ -80,6 +83,8 @@ class AgentConfig:
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     session_config: SessionConfig = field(default_factory=SessionConfig)
     max_turns: int = DEFAULT_MAX_TURNS
+    offline: OfflineConfig = field(default_factory=OfflineConfig)
+    """Keel: `routing.offline` and `extraction` (`keel.routing.config`)."""
     conversation: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     """Accepted and kept as written; contents not specified."""
     orchestrator: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
@@ -115,6 +120,7 @@ def parse_agent_config(
         ),
         session_config=_session(r, data),
         max_turns=_max_turns(r, data),
+        offline=parse_offline(r, data),
         conversation=_raw_section(r, data, "conversation"),
         orchestrator=_raw_section(r, data, "orchestrator"),
         legacy=frozen_mapping({k: v for k, v in section.items() if k in LEGACY_AGENT_KEYS}),

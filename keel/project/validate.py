@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from keel.extract.check import check_gazetteers
 from keel.project.definition import AgentDefinition, Skill
 from keel.project.diagnostics import Diagnostic, diag
+from keel.project.references import check_embeddings
 from keel.project.validate_memory import check_response_memory, check_skill_memory
 from keel.skills import ActionStep, CallStep, CollectStep, ExecuteToolStep, LinkStep
 from keel.skills.steps import SPECIAL_ACTIONS
@@ -32,6 +34,8 @@ def validate_definition(definition: AgentDefinition, catalog: ToolCatalog) -> li
         out.extend(_tier(definition, skill))
         out.extend(check_skill_memory(definition, skill))
     out.extend(check_response_memory(definition))
+    out.extend(check_embeddings(definition.config.references, definition.integrations))
+    out.extend(check_gazetteers(definition))
     return out
 
 

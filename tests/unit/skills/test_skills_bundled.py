@@ -53,6 +53,9 @@ def test_bundled_responses() -> None:
         "utter_budget_exhausted",
         "utter_repeated_tool_call",
         "utter_internal_error",
+        "utter_needs_model",
+        "utter_offline_clarify",
+        "utter_offline_not_understood",
     }
     for variants in responses.values():
         assert all(v["text"].strip() for v in variants)
