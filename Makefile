@@ -30,8 +30,8 @@ run: $(STAMP)
 	$(BIN)/keel run $(EXAMPLE) --port $(PORT) $(if $(OPENAI_API_KEY),,--model $(MODEL))
 
 lint: $(STAMP)
-	$(BIN)/ruff check keel tests
-	$(BIN)/ruff format --check keel tests
+	$(BIN)/ruff check keel tests examples bench
+	$(BIN)/ruff format --check keel tests examples bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

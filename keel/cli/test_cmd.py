@@ -8,11 +8,12 @@ test file (or when no test file was found).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from keel.testing.conversation.runner import HarnessFactory, run_paths
+if TYPE_CHECKING:
+    from keel.testing.conversation.runner import HarnessFactory
 
 
 def load_harness_factory() -> HarnessFactory:
@@ -38,6 +39,8 @@ def test_command(
     ] = None,
 ) -> None:
     """Run conversation tests; exit 1 on a failure, 2 on a malformed test file."""
+    from keel.testing.conversation.runner import run_paths
+
     summary = run_paths(paths, load_harness_factory(), default_agent=agent, name_filter=name_filter)
     for line in summary.lines():
         typer.echo(line)

@@ -197,4 +197,4 @@ async def _builder(
         # With a verbatim ask the turn ends here; otherwise the model words the question.
         return content, Next.PAUSED if t.canned and t.canned[-1] == ask else Next.CONTINUE
     run = await run_builder_tool(t, skill, call.name, args, site)
-    return run.result_text if not run.is_error else f"Error: {run.error_message}", Next.CONTINUE
+    return run.result_text, Next.CONTINUE

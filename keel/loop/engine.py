@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
-from keel.embeddings.factory import embedder_for
 from keel.events.base import JsonValue, freeze_json
-from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation, fold
+from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation
 from keel.events.model import (
     ConversationStateChanged,
     Event,
@@ -45,6 +45,7 @@ from keel.loop.confirmations import resolve_pending
 from keel.loop.ending import end_turn, finish_turn
 from keel.loop.errors import PauseNotPending
 from keel.loop.knowledge import KnowledgeBase, project_knowledge
+from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
 from keel.loop.observer import TurnObserver
 from keel.loop.offer import eligible_skills
@@ -59,6 +60,9 @@ from keel.project.definition import AgentDefinition, DefinitionSource
 from keel.routing.offline import offline_step
 from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
+
+if TYPE_CHECKING:
+    from keel.embeddings.port import Embedder
 
 SESSION_START = "/session_start"
 SESSION_START_SKILL = "default_session_start"
@@ -91,7 +95,8 @@ class Engine:
         self.clock: Clock = clock or SystemClock()
         self.ids: IdSource = ids or UuidSource()
         self.knowledge = knowledge or project_knowledge(definition, store)
-        self.router = router or OfflineRouter(lambda: embedder_for(self.definition))
+        self.router = router or OfflineRouter(lambda: _project_embedder(self.definition))
+        self._log = LogCache(store)
 
     async def handle(
         self,
@@ -108,7 +113,10 @@ class Engine:
         """
         async with self._lock(conversation_id):
             await self._refresh_definition()
-            return await self._handle(conversation_id, text, metadata, observer)
+            loading = self.clock.now()
+            async with self._open(conversation_id, observer) as (history, recorder):
+                load_ms = (self.clock.now() - loading).total_seconds() * 1000
+                return await self._handle(history, recorder, text, metadata, load_ms)
 
     async def resolve_pause(
         self,
@@ -126,17 +134,18 @@ class Engine:
         """
         async with self._lock(conversation_id):
             await self._refresh_definition()
-            history = tuple(s.event for s in await self.store.read(conversation_id))
-            recorder = self._recorder(conversation_id, history, observer)
-            await close_interrupted_turn(recorder)
-            pending = recorder.state.pending_confirmation
-            if pending is None or pending.pause_id != pause_id:
-                raise PauseNotPending(conversation_id, pause_id)
-            t = self._context(recorder, history)
-            await t.emit(TurnStarted(turn_id=t.turn_id), ConversationStateChanged(state="running"))
-            site = CallSite(call_id=f"approval:{pause_id}")
-            await self._guarded(t, self._approve(t, pending, approved, site))
-            return turn_result(tuple(recorder.events), recorder)
+            async with self._open(conversation_id, observer) as (history, recorder):
+                await close_interrupted_turn(recorder)
+                pending = recorder.state.pending_confirmation
+                if pending is None or pending.pause_id != pause_id:
+                    raise PauseNotPending(conversation_id, pause_id)
+                t = self._context(recorder, history)
+                await t.emit(
+                    TurnStarted(turn_id=t.turn_id), ConversationStateChanged(state="running")
+                )
+                site = CallSite(call_id=f"approval:{pause_id}")
+                await self._guarded(t, self._approve(t, pending, approved, site))
+                return turn_result(tuple(recorder.events), recorder)
 
     async def _approve(
         self, t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
@@ -153,28 +162,35 @@ class Engine:
         lock = getattr(self.store, "conversation_lock", None)
         return lock(conversation_id) if lock is not None else contextlib.nullcontext()
 
-    def _recorder(
-        self, conversation_id: str, history: tuple[Event, ...], observer: TurnObserver | None
-    ) -> Recorder:
-        return Recorder(
+    @contextlib.asynccontextmanager
+    async def _open(
+        self, conversation_id: str, observer: TurnObserver | None
+    ) -> AsyncIterator[tuple[tuple[Event, ...], Recorder]]:
+        """The conversation's log so far and a recorder for what this request appends;
+        afterwards the log cache learns what was committed (or forgets, on a failure)."""
+        history, state = await self._log.load(conversation_id)
+        recorder = Recorder(
             store=self.store,
             conversation_id=conversation_id,
-            state=fold(history),
+            state=state,
             clock=self.clock,
             observer=observer,
         )
+        try:
+            yield history, recorder
+        except BaseException:
+            self._log.forget(conversation_id)
+            raise
+        self._log.keep(conversation_id, history + tuple(recorder.committed), recorder.state)
 
     async def _handle(
         self,
-        conversation_id: str,
+        history: tuple[Event, ...],
+        recorder: Recorder,
         text: str,
         metadata: Mapping[str, JsonValue] | None,
-        observer: TurnObserver | None,
+        load_ms: float,
     ) -> TurnResult:
-        loading = self.clock.now()
-        history = tuple(s.event for s in await self.store.read(conversation_id))
-        recorder = self._recorder(conversation_id, history, observer)
-        load_ms = (self.clock.now() - loading).total_seconds() * 1000
         await close_interrupted_turn(recorder)
         if session_due(self.definition, self.clock, history, recorder.state):
             await self._session_start(recorder, history, metadata, text == SESSION_START)
@@ -319,3 +335,10 @@ class Engine:
             outcome = await handle_reply(t, response, offers)
             if outcome is not Next.CONTINUE:
                 return outcome
+
+
+def _project_embedder(definition: AgentDefinition) -> Embedder:
+    """The project's embedder, imported on first use (numpy is not loaded before)."""
+    from keel.embeddings.factory import embedder_for
+
+    return embedder_for(definition)

@@ -34,9 +34,12 @@ class Recorder:
         self.state = state
         self.clock = clock
         self.events: list[Event] = []
+        """The events of the current request's result (the engine clears it between the
+        session start and the turn)."""
+        self.committed: list[Event] = []
+        """Every event appended through this recorder, in order."""
         self.persist_ms = 0.0
         """Milliseconds spent appending to the store (the `persist` stage)."""
-        """The events appended through this recorder (the current request's)."""
 
     async def emit(self, *events: Event) -> None:
         """Append `events` atomically, then fold them into `state`."""
@@ -49,6 +52,7 @@ class Recorder:
         self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
         self.state = fold(stamped, self.state)
         self.events.extend(stamped)
+        self.committed.extend(stamped)
         if self.observer is not None:
             for item in stored:
                 await self.observer.event(item.seq, item.event)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from keel.embeddings.port import Embedder
 from keel.routing.config import RouterConfig
-from keel.routing.index import build_index, scores
 from keel.skills.model import SkillDocument
+
+if TYPE_CHECKING:
+    from keel.embeddings.port import Embedder
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,6 +83,8 @@ class OfflineRouter:
         self, documents: Sequence[SkillDocument], eligible: Sequence[str], text: str
     ) -> tuple[Ranked, ...]:
         """The eligible skills ranked by similarity to `text`."""
+        from keel.routing.index import build_index, scores  # numpy, loaded on first use
+
         embedder = self.embedder
         index = await build_index(embedder, documents)
         query = await embedder.embed([text])

@@ -41,7 +41,7 @@ from keel.testing.conformance_report import (
     output_diff,
 )
 from keel.testing.conformance_tasks import GoldCall, GoldTask, Malformed, read_tasks
-from keel.tools import LocalMemory, LocalToolContext, ToolDefinition, ToolRun, run_tool
+from keel.tools import LocalMemory, LocalToolContext, ToolDefinition, run_tool
 from keel.tools.validation import validate_arguments
 
 __all__ = [
@@ -52,7 +52,6 @@ __all__ = [
     "Malformed",
     "TaskOutcome",
     "main",
-    "model_visible_text",
     "output_diff",
     "replay_tasks_file",
     "run_conformance",
@@ -74,14 +73,6 @@ def tool_catalog(definition: AgentDefinition) -> dict[str, ToolDefinition]:
         for name, tool in definition.skills[skill_id].tools.items():
             catalog.setdefault(name, tool)
     return catalog
-
-
-def model_visible_text(run: ToolRun) -> str:
-    """The tool message the model is sent for `run` when it called the tool itself, as the
-    turn loop writes it (`keel.loop.calls`): the result text on success, `Error: <message>`
-    on failure. (A call run after the user confirmed it shows `run.result_text`; the runner
-    requires both to equal the expected output.)"""
-    return run.result_text if not run.is_error else f"Error: {run.error_message}"
 
 
 async def replay_task(
@@ -126,16 +117,12 @@ async def _dispatch(
         memory=LocalMemory(), sender_id=task_id, conversation_id=f"conformance-{task_id}"
     )
     # As the turn loop does: a tool's own timeout (MCP tools have one) before the agent's.
-    own: float | None = getattr(definition, "timeout", None)
-    run = await run_tool(definition, arguments, context=context, timeout=own or timeout)
-    expected = call.expected_output
-    if model_visible_text(run) != expected:
-        message = output_diff(expected, model_visible_text(run))
-    elif run.result_text != expected:
-        # A call run after the user's confirmation shows the model the result text.
-        message = f"{output_diff(expected, run.result_text)} (in the result text of an error)"
-    else:
+    run = await run_tool(
+        definition, arguments, context=context, timeout=definition.timeout or timeout
+    )
+    if run.result_text == call.expected_output:
         return None
+    message = output_diff(call.expected_output, run.result_text)
     return CallFailure(kind="output", call_index=index, tool=call.name, message=message)
 
 

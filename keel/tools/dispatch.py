@@ -35,8 +35,9 @@ class ToolRun:
 
     outcome: ToolOutcome
     result_text: str
-    """The tool output the model sees: the `llm_response` as text on success; on failure the
-    error message, or the `llm_response` text when a failing `ToolResult` carried one."""
+    """The tool output the model sees, on every path: the `llm_response` as text on success;
+    on failure `Error: <message>`, or the `llm_response` text when a failing `ToolResult`
+    carried one."""
     llm_response: object
     """The tool's `llm_response` (a bare return value counts as one); None when it raised
     or timed out."""
@@ -87,7 +88,7 @@ async def run_tool(
         code = outcome.error.code if isinstance(outcome.error, KeelError) else "tool.raised"
         return ToolRun(
             outcome="error",
-            result_text=message,
+            result_text=error_text(message),
             llm_response=None,
             error_message=message,
             error_code=code,
@@ -95,11 +96,16 @@ async def run_tool(
     message = f"tool '{definition.name}' timed out after {seconds(timeout)} seconds"
     return ToolRun(
         outcome="timeout",
-        result_text=message,
+        result_text=error_text(message),
         llm_response=None,
         error_message=message,
         error_code="tool.timeout",
     )
+
+
+def error_text(message: str) -> str:
+    """What the model sees for a failed run that carried no `llm_response`."""
+    return f"Error: {message}"
 
 
 def _finished(name: str, value: object) -> ToolRun:
@@ -116,7 +122,7 @@ def _finished(name: str, value: object) -> ToolRun:
             outcome="success", result_text=text, llm_response=value.llm_response, error_message=None
         )
     message = str(value.error) or f"tool '{name}' reported an error"
-    text = message if value.llm_response is None else to_result_text(value.llm_response)
+    text = error_text(message) if value.llm_response is None else to_result_text(value.llm_response)
     return ToolRun(
         outcome="error",
         result_text=text,

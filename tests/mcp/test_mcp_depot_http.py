@@ -12,8 +12,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from conftest import AGENTS, copy_agent, depot_env, load
 from depot_server import TOKEN, DepotServer
+from mcp_kit import AGENTS, copy_agent, depot_env, load
 
 from keel.errors import DefinitionError
 from keel.events.model import Event, McpToolExecuted, ToolCallRefused, ToolExecuted

@@ -15,7 +15,7 @@ import signal
 import time
 from collections.abc import Callable, Mapping
 
-from conftest import AGENTS, child_processes, clock_env, load
+from mcp_kit import AGENTS, child_processes, clock_env, load
 
 from keel.events.model import ToolExecuted
 from keel.ids import FakeClock

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import mcp_types
-from conftest import AGENTS, copy_agent, load
+from mcp_kit import AGENTS, copy_agent, load
 
 from keel.ids import FakeClock
 from keel.mcp.listing import ListingProblem, ToolListCache, ToolListing

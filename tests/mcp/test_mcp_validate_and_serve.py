@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import copy_agent, depot_env
 from depot_server import DepotServer
+from mcp_kit import copy_agent, depot_env
 from typer.testing import CliRunner
 
 from keel.cli.main import app as cli

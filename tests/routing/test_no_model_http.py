@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import retaildb
-from conftest import RETAIL
+from routing_kit import RETAIL
 
 from keel.ids import FakeClock, SequentialIds
 from keel.server import ServerSettings, create_app

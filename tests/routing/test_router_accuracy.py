@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import RETAIL
 from evaluate import load_cases, score_keywords, score_router
+from routing_kit import RETAIL
 
 from keel.embeddings.local import LocalEmbedder
 from keel.testing.harness import load_definition

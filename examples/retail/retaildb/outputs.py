@@ -1,9 +1,8 @@
 """How the retail tools answer: the exact strings the reference tools return.
 
 A record is written as `json.dumps(record)` with the default separators and the stored key
-order; a failure is the text `Error: <message>`. A failure is returned as a failed
-`ToolResult` whose error is the message: the turn loop shows the model `Error: <message>`,
-and the result text (the `llm_response`) is the same string.
+order. A failure is a failed `ToolResult` whose error is the message: Keel shows the model
+`Error: <message>`, which is the reference's text.
 """
 
 from __future__ import annotations
@@ -21,4 +20,4 @@ def success(value: object) -> ToolResult:
 
 def failure(message: str) -> ToolResult:
     """The reference's `Error: <message>`, recorded as a failed run."""
-    return ToolResult(error=message, llm_response=f"Error: {message}")
+    return ToolResult(error=message)

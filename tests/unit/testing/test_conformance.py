@@ -22,7 +22,6 @@ from keel.testing import ConversationHarness, ScriptedModel
 from keel.testing.conformance import (
     ConformanceReport,
     main,
-    model_visible_text,
     output_diff,
     run_conformance,
 )
@@ -168,7 +167,7 @@ INVALID = task(
 PREFIXED = task(
     "prefixed", [("refuse_prefixed", {"reason": "gone"}, "Error: gone")], state_hash(0, [])
 )
-# Right when called directly, but a confirmed call would show the bare "gone".
+# Keel adds the "Error: " itself, on every path.
 BARE = task("bare", [("refuse_bare", {"reason": "gone"}, "Error: gone")], state_hash(0, []))
 UNKNOWN = task("unknown", [("subtract", {"amount": 1}, "0")], state_hash(0, []))
 
@@ -240,12 +239,12 @@ def test_a_broken_project_is_refused_with_its_diagnostics(
     assert "tool.module.syntax_error" in capsys.readouterr().err
 
 
-def test_an_error_must_read_the_same_on_every_path(project: Path, tmp_path: Path) -> None:
+def test_keel_prefixes_an_error_once(project: Path, tmp_path: Path) -> None:
     tasks = write_tasks(tmp_path, PREFIXED, BARE)
     report = run_conformance(project_root=project, tasks_file=tasks, reset=reset, db_hash=db_hash)
-    prefixed, bare = (o.failures[0] for o in report.outcomes)
-    assert prefixed.kind == "output" and 'got …"Error: Error: gone"…' in prefixed.message
-    assert bare.kind == "output" and bare.message.endswith("(in the result text of an error)")
+    prefixed, bare = report.outcomes
+    assert 'got …"Error: Error: gone"…' in prefixed.failures[0].message
+    assert bare.failures == ()
 
 
 def test_output_diff_points_at_the_first_difference() -> None:
@@ -271,8 +270,5 @@ async def test_compared_text_is_what_the_turn_loop_sends_the_model(project: Path
     countdb().reset()
     refused = await run_tool(tools["refuse"], {"reason": "nope"}, context=None, timeout=5)
     added = await run_tool(tools["add"], {"amount": 4, "labels": []}, context=None, timeout=5)
-    assert [m["content"] for m in sent[-2:]] == [
-        model_visible_text(refused),
-        model_visible_text(added),
-    ]
-    assert model_visible_text(refused) == "Error: nope" and refused.is_error
+    assert [m["content"] for m in sent[-2:]] == [refused.result_text, added.result_text]
+    assert refused.result_text == "Error: nope" and refused.is_error

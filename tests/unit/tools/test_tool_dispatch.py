@@ -93,7 +93,7 @@ async def test_a_tool_result_error_fails_the_run() -> None:
     run = await run_tool(returning(ToolResult(error="no such order")), {}, context=None, timeout=1)
     assert run == ToolRun(
         outcome="error",
-        result_text="no such order",
+        result_text="Error: no such order",
         llm_response=None,
         error_message="no such order",
         error_code="tool.error_result",
@@ -112,7 +112,7 @@ async def test_an_exception_is_an_error_without_traceback() -> None:
     run = await run_tool(raising(ValueError("bad order id")), {}, context=None, timeout=LONG)
     assert run == ToolRun(
         outcome="error",
-        result_text="ValueError: bad order id",
+        result_text="Error: ValueError: bad order id",
         llm_response=None,
         error_message="ValueError: bad order id",
         error_code="tool.raised",
@@ -160,7 +160,7 @@ async def test_timeout() -> None:
     message = "tool 'slow' timed out after 0.01 seconds"
     assert run == ToolRun(
         outcome="timeout",
-        result_text=message,
+        result_text=f"Error: {message}",
         llm_response=None,
         error_message=message,
         error_code="tool.timeout",
