@@ -62,6 +62,17 @@ async def _chat(path: Path, model: Model, conversation_id: str, inp: TextIO, out
         for d in exc.diagnostics:
             out.write(d.render() + "\n")
         return 1
+    try:
+        return await _converse(harness, inp, out)
+    except DefinitionError as exc:  # an MCP server or tool that is not there
+        for d in exc.diagnostics:
+            out.write(d.render() + "\n")
+        return 1
+    finally:
+        await harness.aclose()
+
+
+async def _converse(harness: ConversationHarness, inp: TextIO, out: TextIO) -> int:
     if not await _index(harness):
         return 1
     interactive = inp.isatty()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from keel.errors import DefinitionError
 from keel.events.base import JsonValue
@@ -19,6 +20,9 @@ from keel.project.diagnostics import has_errors
 from keel.project.load import load_project
 from keel.stores.memory import InMemoryEventStore
 from keel.stores.port import EventStore
+
+if TYPE_CHECKING:
+    from keel.mcp.runtime import McpRuntime
 
 
 def load_definition(agent: AgentDefinition | Path | str) -> AgentDefinition:
@@ -60,11 +64,33 @@ class ConversationHarness:
         self.conversation_id = conversation_id
         self._events: list[Event] = []
         self._state = ConversationState()
+        self._mcp: McpRuntime | None = None
+
+    async def _connect(self) -> None:
+        """Before the first turn: connect the MCP servers the skills import tools from, as
+        `keel run` does at startup (`DefinitionError` when a server or tool is missing)."""
+        if self._mcp is not None or self.engine.definitions is not None:
+            return
+        if not any(skill.mcp_imports for skill in self.definition.skills.values()):
+            return
+        from keel.mcp.runtime import McpRuntime
+
+        self._mcp = McpRuntime(self.definition, clock=self.clock)
+        self.definition = await self._mcp.open()
+        self.engine.definition = self.definition
+        self.engine.definitions = self._mcp
+
+    async def aclose(self) -> None:
+        """Close the MCP connections (and stop local servers) this harness opened."""
+        if self._mcp is not None:
+            await self._mcp.close()
+            self._mcp = None
 
     async def send(
         self, text: str, *, metadata: Mapping[str, JsonValue] | None = None
     ) -> TurnResult:
         """Send one user message and wait for the turn to end."""
+        await self._connect()
         result = await self.engine.handle(self.conversation_id, text, metadata=metadata)
         self._events.extend(result.events)
         self._state = result.state
@@ -84,6 +110,7 @@ class ConversationHarness:
         The cancellation reaches the tool at its first await; the turn is recorded as
         cancelled. The log is re-read afterwards, since the turn returned no result.
         """
+        await self._connect()
         self._cancel_on = on_tool
         self._task = asyncio.ensure_future(self.engine.handle(self.conversation_id, text))
         try:
