@@ -33,8 +33,7 @@ from typing import Any
 from keel.events.model import Event
 from keel.llm.port import ModelRequest, ModelResponse
 from keel.loop import engine as engine_module
-from keel.loop import log_cache
-from keel.loop import model_call
+from keel.loop import lifecycle, log_cache, model_call
 from keel.loop.history import estimate_tokens
 from keel.stores.port import EventStore, StoredEvent
 from keel.testing import ScriptedModel
@@ -44,7 +43,7 @@ STAGES = ("load", "route", "tier", "tools", "compress", "prompt", "persist")
 
 _WRAPPED: tuple[tuple[object, str, str], ...] = (
     (log_cache, "fold", "load"),
-    (engine_module.Engine, "_slash", "route"),
+    (lifecycle, "slash_activate", "route"),
     (engine_module, "deterministic_pass", "route"),
     (engine_module, "handle_reply", "route"),
     (model_call, "choose", "tier"),

@@ -15,30 +15,9 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 
 from keel.events.model import BotMessage
-from keel.llm.port import Model
 
 if TYPE_CHECKING:
     from keel.testing.harness import ConversationHarness
-
-
-def _model(spec: str | None) -> Model:
-    if spec is None:
-        raise typer.BadParameter(
-            "no model given: use --model scripted:FILE (provider models arrive with `keel run`)"
-        )
-    kind, _, rest = spec.partition(":")
-    if kind == "scripted" and rest:
-        from keel.testing.scripted import InvalidScript, ScriptedModel
-
-        try:
-            return ScriptedModel.from_file(Path(rest))
-        except InvalidScript as exc:
-            for d in exc.diagnostics:
-                typer.echo(d.render(), err=True)
-            raise typer.Exit(2) from None
-        except OSError as exc:
-            raise typer.BadParameter(f"cannot read {rest}: {exc}") from None
-    raise typer.BadParameter(f"unknown model {spec!r}; expected scripted:FILE")
 
 
 def _show(messages: tuple[BotMessage, ...], out: TextIO) -> list[str]:
@@ -52,16 +31,26 @@ def _show(messages: tuple[BotMessage, ...], out: TextIO) -> list[str]:
     return payloads
 
 
-async def _chat(path: Path, model: Model, conversation_id: str, inp: TextIO, out: TextIO) -> int:
+async def _chat(
+    path: Path, spec: str | None, conversation_id: str, inp: TextIO, out: TextIO
+) -> int:
     from keel.errors import DefinitionError
-    from keel.testing.harness import ConversationHarness
+    from keel.server.model_spec import ModelSpecError, build_model
+    from keel.testing.harness import ConversationHarness, load_definition
 
     try:
-        harness = ConversationHarness(path, model, conversation_id=conversation_id)
+        definition = load_definition(path)
+        model = build_model(spec, definition)
     except DefinitionError as exc:
         for d in exc.diagnostics:
             out.write(d.render() + "\n")
         return 1
+    except ModelSpecError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 2
+    harness = ConversationHarness(
+        definition, model, conversation_id=conversation_id, connect_mcp=True
+    )
     try:
         return await _converse(harness, inp, out)
     except DefinitionError as exc:  # an MCP server or tool that is not there
@@ -120,14 +109,18 @@ async def _index(harness: ConversationHarness) -> bool:
 def chat_command(
     path: Annotated[Path, typer.Argument(help="Agent project folder.")],
     model: Annotated[
-        str | None, typer.Option("--model", help="Model to use, e.g. scripted:replies.yml.")
+        str | None,
+        typer.Option(
+            "--model",
+            help="scripted:FILE, or none (no model); default: the agent's own model groups.",
+        ),
     ] = None,
     conversation_id: Annotated[
         str, typer.Option("--conversation-id", help="Conversation id.")
     ] = "terminal",
 ) -> None:
     """Chat with an agent in the terminal."""
-    code = asyncio.run(_chat(path, _model(model), conversation_id, sys.stdin, sys.stdout))
+    code = asyncio.run(_chat(path, model, conversation_id, sys.stdin, sys.stdout))
     raise typer.Exit(code)
 
 

@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
 
 from keel.events.base import JsonValue, freeze_json
 from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation
@@ -48,7 +47,6 @@ from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
 from keel.loop.observer import TurnObserver
-from keel.loop.offer import eligible_skills
 from keel.loop.outcome import _Done
 from keel.loop.recorder import Recorder
 from keel.loop.result import TurnResult, turn_result
@@ -60,9 +58,6 @@ from keel.project.definition import AgentDefinition, DefinitionSource
 from keel.routing.offline import offline_step
 from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
-
-if TYPE_CHECKING:
-    from keel.embeddings.port import Embedder
 
 SESSION_START = "/session_start"
 SESSION_START_SKILL = "default_session_start"
@@ -95,7 +90,7 @@ class Engine:
         self.clock: Clock = clock or SystemClock()
         self.ids: IdSource = ids or UuidSource()
         self.knowledge = knowledge or project_knowledge(definition, store)
-        self.router = router or OfflineRouter(lambda: _project_embedder(self.definition))
+        self.router = router or OfflineRouter.for_project(lambda: self.definition)
         self._log = LogCache(store)
 
     async def handle(
@@ -280,7 +275,7 @@ class Engine:
         if outcome is None:
             active = t.state.active_skill_id
             with t.timed("route"):
-                if not await self._slash(t, text) and active is not None:
+                if not await lifecycle.slash_activate(t, text) and active is not None:
                     await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
             outcome = await self._run(t, allow_model=True)
         return outcome
@@ -298,21 +293,6 @@ class Engine:
             await end_turn(t, "error", "failed")
             return
         await finish_turn(t, outcome)
-
-    async def _slash(self, t: TurnContext, text: str) -> bool:
-        """`/skill_id` activates an eligible skill without a model call."""
-        if not text.startswith("/"):
-            return False
-        target = text[1:].strip()
-        eligible = tuple(s.skill_id for s in eligible_skills(self.definition, t.state))
-        if target not in eligible:
-            return False
-        await t.emit(
-            RoutingDecided(source="slash", skill_id=target, tier=None, candidates=eligible)
-        )
-        await lifecycle.drop_resume_offer(t)
-        await lifecycle.activate(t, target, interrupt=t.state.active_skill_id is not None)
-        return True
 
     async def _run(self, t: TurnContext, *, allow_model: bool) -> Next:
         empty_retried = False
@@ -335,10 +315,3 @@ class Engine:
             outcome = await handle_reply(t, response, offers)
             if outcome is not Next.CONTINUE:
                 return outcome
-
-
-def _project_embedder(definition: AgentDefinition) -> Embedder:
-    """The project's embedder, imported on first use (numpy is not loaded before)."""
-    from keel.embeddings.factory import embedder_for
-
-    return embedder_for(definition)

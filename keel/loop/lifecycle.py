@@ -6,12 +6,13 @@ from keel.conditions import Outcome, evaluate
 from keel.events.model import (
     MemoryCleared,
     MemorySet,
+    RoutingDecided,
     SkillActivated,
     SkillInterrupted,
     SkillResumed,
 )
 from keel.loop import stack
-from keel.loop.offer import RESUME_OFFER_KEY
+from keel.loop.offer import RESUME_OFFER_KEY, eligible_skills
 from keel.loop.turn import TurnContext
 from keel.memory import reader_for
 from keel.skills import CallStep, OrderedBlock
@@ -152,4 +153,18 @@ async def auto_complete(t: TurnContext) -> bool:
     if evaluate(rule.condition, read) is not Outcome.TRUE:
         return False
     await finish(t, skill.skill_id, completed=True)
+    return True
+
+
+async def slash_activate(t: TurnContext, text: str) -> bool:
+    """`/skill_id` activates an eligible skill without a model call; False for other text."""
+    if not text.startswith("/"):
+        return False
+    target = text[1:].strip()
+    eligible = tuple(s.skill_id for s in eligible_skills(t.definition, t.state))
+    if target not in eligible:
+        return False
+    await t.emit(RoutingDecided(source="slash", skill_id=target, tier=None, candidates=eligible))
+    await drop_resume_offer(t)
+    await activate(t, target, interrupt=t.state.active_skill_id is not None)
     return True

@@ -17,6 +17,7 @@ from keel.skills.model import SkillDocument
 
 if TYPE_CHECKING:
     from keel.embeddings.port import Embedder
+    from keel.project.definition import AgentDefinition
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -66,6 +67,18 @@ class OfflineRouter:
         """`factory` makes the embedder, on first use (loading one takes a while)."""
         self._factory = factory
         self._embedder: Embedder | None = None
+
+    @classmethod
+    def for_project(cls, definition: Callable[[], AgentDefinition]) -> OfflineRouter:
+        """A router on the embedder the current project definition configures (numpy and
+        the weights are loaded on first use, not before)."""
+
+        def make() -> Embedder:
+            from keel.embeddings.factory import embedder_for
+
+            return embedder_for(definition())
+
+        return cls(make)
 
     @classmethod
     def of(cls, embedder: Embedder) -> OfflineRouter:

@@ -47,7 +47,11 @@ class ConversationHarness:
         clock: Clock | None = None,
         ids: IdSource | None = None,
         conversation_id: str = "conversation-1",
+        connect_mcp: bool = False,
     ) -> None:
+        """With `connect_mcp`, the MCP servers the skills import tools from are connected
+        before the first turn, as `keel run` does at startup (`keel test`, `keel chat`);
+        `aclose()` stops them."""
         self.definition = load_definition(agent)
         self.store: EventStore = store or InMemoryEventStore()
         self.clock: Clock = clock or FakeClock()
@@ -65,11 +69,12 @@ class ConversationHarness:
         self._events: list[Event] = []
         self._state = ConversationState()
         self._mcp: McpRuntime | None = None
+        self._connect_mcp = connect_mcp
 
     async def _connect(self) -> None:
         """Before the first turn: connect the MCP servers the skills import tools from, as
         `keel run` does at startup (`DefinitionError` when a server or tool is missing)."""
-        if self._mcp is not None or self.engine.definitions is not None:
+        if not self._connect_mcp or self._mcp is not None or self.engine.definitions is not None:
             return
         if not any(skill.mcp_imports for skill in self.definition.skills.values()):
             return
@@ -157,4 +162,4 @@ def make_harness(agent_path: Path, model: Model) -> ConversationHarness:
     definition = _DEFINITIONS.get(key)
     if definition is None:
         definition = _DEFINITIONS[key] = load_definition(key)
-    return ConversationHarness(definition, model)
+    return ConversationHarness(definition, model, connect_mcp=True)
