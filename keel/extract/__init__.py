@@ -3,7 +3,7 @@
 `spec` reads the `extract:` attribute of a memory entry, `extractors` finds values of a
 kind in text (pure), `fill` picks the extractor of an entry and coerces what it found,
 `gazetteers` reads name lists of a project. The loop uses them through
-`keel.routing.offline`.
+`keel.loop.offline`.
 """
 
 from keel.extract.extractors import Ambiguous, Extraction, Found, Missing

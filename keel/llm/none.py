@@ -1,7 +1,7 @@
 """`NoModel`: the model of an agent served with none (`keel run --model none`).
 
 The loop never sends it a request: where it would, the offline router, the typed
-extractors and fixed replies take over (`keel.routing.offline`). Called anyway, it raises.
+extractors and fixed replies take over (`keel.loop.offline`). Called anyway, it raises.
 """
 
 from __future__ import annotations

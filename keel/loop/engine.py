@@ -47,6 +47,7 @@ from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
 from keel.loop.observer import TurnObserver
+from keel.loop.offline import offline_step
 from keel.loop.outcome import _Done
 from keel.loop.recorder import Recorder
 from keel.loop.result import TurnResult, turn_result
@@ -55,7 +56,6 @@ from keel.loop.taps import apply_tap, button_title
 from keel.loop.tools_run import CallSite
 from keel.loop.turn import Next, TurnContext
 from keel.project.definition import AgentDefinition, DefinitionSource
-from keel.routing.offline import offline_step
 from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
 

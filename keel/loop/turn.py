@@ -94,7 +94,7 @@ class TurnContext:
     routing_call: bool = False
     """The latest model call was a routing call (no skill active) not yet decided."""
     offline_tried: set[str] = field(default_factory=set)
-    """What the offline path (`keel.routing.offline`) already tried in this turn."""
+    """What the offline path (`keel.loop.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
 

@@ -2,6 +2,7 @@
 
 `config` reads `routing:` / `extraction:` of agent.yml (pure), `index` embeds the skills'
 descriptions and `examples:` once per project and embedder, `router` scores a message
-against them, `keyword` is the plain baseline the bench compares with, and `offline`
-joins the router and the typed extractors (`keel.extract`) to the turn loop.
+against them, and `keyword` is the plain baseline the bench compares with. The turn loop's
+side (`keel.loop.offline`, `keel.loop.no_model`) joins the router and the typed extractors
+(`keel.extract`) to the turn.
 """

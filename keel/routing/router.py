@@ -103,6 +103,13 @@ class OfflineRouter:
         query = await embedder.embed([text])
         return rank(scores(index, query, eligible))
 
+    async def warm(self, documents: Sequence[SkillDocument]) -> None:
+        """Load the embedder and embed the skills' texts now (a server does this at startup,
+        so its first routed message does not wait for it)."""
+        from keel.routing.index import build_index
+
+        await build_index(self.embedder, documents)
+
     async def route(
         self,
         documents: Sequence[SkillDocument],

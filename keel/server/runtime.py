@@ -9,6 +9,9 @@ shutdown: running turns are cancelled (and recorded as cancelled), then the MCP 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +28,8 @@ from keel.server.runs import RunRegistry
 from keel.server.settings import ServerSettings
 from keel.stores.factory import open_store
 from keel.stores.port import EventStore
+
+log = logging.getLogger("keel.server")
 
 if TYPE_CHECKING:
     from keel.mcp.runtime import McpRuntime
@@ -46,6 +51,27 @@ class _Open:
     engine: Engine
     runs: RunRegistry
     mcp: McpRuntime | None = None
+    warming: asyncio.Task[None] | None = None
+    """The offline router's skill index being built at startup, when turns will use it."""
+
+
+def _start_warming(engine: Engine) -> asyncio.Task[None] | None:
+    """Build the offline router's index in the background when the agent routes offline
+    (no model, or `routing.offline.enabled: true`); the server is ready meanwhile."""
+    from keel.loop.offline import routes_offline
+
+    if not routes_offline(engine.definition, engine.model):
+        return None
+    return asyncio.create_task(_warm(engine))
+
+
+async def _warm(engine: Engine) -> None:
+    from keel.loop.offline import warm_router
+
+    try:
+        await warm_router(engine.router, engine.definition)
+    except Exception as exc:  # the first routed message will report it
+        log.warning("could not prepare the offline router: %s", exc)
 
 
 class ServerRuntime:
@@ -93,7 +119,12 @@ class ServerRuntime:
             raise
         engine.definitions = mcp
         self._open = _Open(
-            definition=definition, store=store, engine=engine, runs=RunRegistry(store), mcp=mcp
+            definition=definition,
+            store=store,
+            engine=engine,
+            runs=RunRegistry(store),
+            mcp=mcp,
+            warming=_start_warming(engine),
         )
 
     async def _open_mcp(self, definition: AgentDefinition) -> McpRuntime | None:
@@ -110,6 +141,10 @@ class ServerRuntime:
         """Cancel running turns, then close the MCP servers and the store."""
         current, self._open = self._open, None
         if current is not None:
+            if current.warming is not None:
+                current.warming.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await current.warming
             await current.runs.shutdown()
             if current.mcp is not None:
                 await current.mcp.close()

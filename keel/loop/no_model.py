@@ -1,6 +1,6 @@
 """With no model: the fixed reply, hybrid skills, confirmations and resume offers.
 
-Used by `keel.routing.offline` where the loop would ask the model and there is none.
+Used by `keel.loop.offline` where the loop would ask the model and there is none.
 """
 
 from __future__ import annotations

@@ -28,20 +28,31 @@ from keel.events.model import (
 from keel.extract import Found
 from keel.extract.fill import extract, spec_for
 from keel.llm.none import has_model
+from keel.llm.port import Model
 from keel.loop import lifecycle, stack
 from keel.loop.machine import frame_block
 from keel.loop.memory_ops import Refusal, plan_write
+from keel.loop.no_model import NOT_UNDERSTOOD, confirm, needs_model, prose, resume
 from keel.loop.offer import eligible_skills
 from keel.loop.post_write import write_with_hook
 from keel.loop.turn import Next, TurnContext
 from keel.memory import MemoryField
-from keel.project.definition import Skill
+from keel.project.definition import AgentDefinition, Skill
 from keel.routing.config import runs
-from keel.routing.no_model import NOT_UNDERSTOOD, confirm, needs_model, prose, resume
 from keel.routing.router import Decision, OfflineRouter
 from keel.skills import CollectStep
 
 CLARIFY = "utter_offline_clarify"
+
+
+def routes_offline(definition: AgentDefinition, model: Model) -> bool:
+    """Whether turns of `definition` served by `model` route with the offline router."""
+    return runs(definition.config.offline.router.enabled, has_model=has_model(model))
+
+
+async def warm_router(router: OfflineRouter, definition: AgentDefinition) -> None:
+    """Embed the skills' texts ahead of the first routed message."""
+    await router.warm(tuple(s.document for s in definition.skills.values()))
 
 
 async def offline_step(t: TurnContext, router: OfflineRouter) -> Next | None:
