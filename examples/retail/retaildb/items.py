@@ -32,3 +32,27 @@ def price_difference(
             return difference, f"new item {new_id} not found or available"
         difference += variant["price"] - item["price"]
     return difference, None
+
+
+def check_swap(
+    order: Record,
+    database: Record,
+    item_ids: Sequence[str],
+    new_item_ids: Sequence[str],
+    payment_method_id: str,
+) -> tuple[float, Record] | str:
+    """(price difference, payment method) of swapping `item_ids` for `new_item_ids`, or the
+    reference's message for the first check that fails, in the reference's order: items in
+    the order, as many new items as old, new items available, the customer's own method."""
+    missing = missing_item(order, item_ids)
+    if missing is not None:
+        return f"{missing} not found"
+    if len(item_ids) != len(new_item_ids):
+        return "the number of items to be exchanged should match"
+    difference, unavailable = price_difference(order, database["products"], item_ids, new_item_ids)
+    if unavailable is not None:
+        return unavailable
+    methods = database["users"][order["user_id"]]["payment_methods"]
+    if payment_method_id not in methods:
+        return "payment method not found"
+    return difference, methods[payment_method_id]

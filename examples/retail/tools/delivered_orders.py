@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from retaildb import current, failure, success
-from retaildb.items import missing_item, price_difference
+from retaildb.items import check_swap, missing_item
 
 from keel.tools import ToolResult, tool
 
@@ -83,20 +83,10 @@ async def exchange_delivered_order_items(
     order = _delivered(order_id, "exchanged")
     if isinstance(order, ToolResult):
         return order
-    database = current()
-    missing = missing_item(order, item_ids)
-    if missing is not None:
-        return failure(f"{missing} not found")
-    if len(item_ids) != len(new_item_ids):
-        return failure("the number of items to be exchanged should match")
-    difference, unavailable = price_difference(order, database["products"], item_ids, new_item_ids)
-    if unavailable is not None:
-        return failure(unavailable)
-    difference = round(difference, 2)
-    methods = database["users"][order["user_id"]]["payment_methods"]
-    if payment_method_id not in methods:
-        return failure("payment method not found")
-    method = methods[payment_method_id]
+    checked = check_swap(order, current(), item_ids, new_item_ids, payment_method_id)
+    if isinstance(checked, str):
+        return failure(checked)
+    difference, method = round(checked[0], 2), checked[1]
     if method["source"] == "gift_card" and method["balance"] < difference:
         return failure("insufficient gift card balance to pay for the price difference")
     order["status"] = "exchange requested"

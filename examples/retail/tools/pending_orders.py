@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from retaildb import current, failure, success
-from retaildb.items import first_item, missing_item, price_difference
+from retaildb.items import check_swap, first_item
 
 from keel.tools import ToolResult, tool
 
@@ -156,18 +156,10 @@ async def modify_pending_order_items(
     if isinstance(order, ToolResult):
         return order
     database = current()
-    missing = missing_item(order, item_ids)
-    if missing is not None:
-        return failure(f"{missing} not found")
-    if len(item_ids) != len(new_item_ids):
-        return failure("the number of items to be exchanged should match")
-    difference, unavailable = price_difference(order, database["products"], item_ids, new_item_ids)
-    if unavailable is not None:
-        return failure(unavailable)
-    methods = database["users"][order["user_id"]]["payment_methods"]
-    if payment_method_id not in methods:
-        return failure("payment method not found")
-    method = methods[payment_method_id]
+    checked = check_swap(order, database, item_ids, new_item_ids, payment_method_id)
+    if isinstance(checked, str):
+        return failure(checked)
+    difference, method = checked
     if method["source"] == "gift_card" and method["balance"] < difference:
         return failure("insufficient gift card balance to pay for the new item")
     _settle(order, method, payment_method_id, difference)
