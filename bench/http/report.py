@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from load import Measured
 
@@ -50,25 +48,3 @@ def table(rows: list[Row]) -> str:
 
 def _stage(row: Row, name: str) -> str:
     return f"{row.stages[name]:.1f}" if name in row.stages else "-"
-
-
-INTRO = """\
-# Benchmarks
-
-Numbers measured on a real machine, with the exact command that produced them, so anyone
-can run them again and compare. Each section is rewritten by its script; the numbers
-depend on the machine, so compare rows of one run with each other rather than with
-another machine's.
-"""
-
-
-def write_section(path: Path, title: str, body: str) -> None:
-    """Put `## title` with `body` into `path` (created with an intro), replacing the old one."""
-    text = path.read_text(encoding="utf-8") if path.exists() else INTRO
-    section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text, encoding="utf-8")

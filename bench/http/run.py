@@ -34,7 +34,7 @@ from pathlib import Path
 from textwrap import fill
 
 from load import LoadShape, Measured, measure, stage_means
-from report import Row, table, write_section
+from report import Row, table
 from servers import (
     HEADERS,
     KEY,
@@ -45,6 +45,9 @@ from servers import (
     postgres_schema,
     serving,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
+from results_md import write_section
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 WIDTH = 92

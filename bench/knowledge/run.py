@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import os
 import platform
-import re
 import shlex
 import statistics
 import sys
@@ -42,6 +41,9 @@ from keel.knowledge.service import ProjectKnowledge
 from keel.knowledge.sources import read_documents
 from keel.knowledge.store import InMemoryIndexStore
 from keel.testing.harness import load_definition
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
+from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[2]
 TITLE = "Knowledge search"
@@ -187,18 +189,6 @@ def _section(questions: QuestionSet, m: dict[str, object], argv: list[str], load
         f"| search (embed query + rank), median | {_ms(statistics.median(searches))} ms |",
     ]
     return "\n".join(lines)
-
-
-def write_section(path: Path, title: str, body: str) -> None:
-    """Replace (or append) `## title` in `path`, re-read just now; other sections stay."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,10 +5,8 @@ Standard library only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from cases import CaseSpec
 
@@ -105,25 +103,3 @@ def breakdown(profile: Mapping[str, Mapping[str, object]], timings: Timings) -> 
             cells += [_us(share * total), f"{share:.0%}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-INTRO = """\
-# Benchmarks
-
-Numbers measured on a real machine, with the exact command that produced them, so anyone
-can run them again and compare. Each section is rewritten by its script; the numbers
-depend on the machine, so compare rows of one run with each other rather than with
-another machine's.
-"""
-
-
-def write_section(path: Path, title: str, body: str) -> None:
-    """Put `## title` with `body` into `path` (created with an intro), replacing the old one."""
-    text = path.read_text(encoding="utf-8") if path.exists() else INTRO
-    section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text, encoding="utf-8")

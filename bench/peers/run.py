@@ -37,7 +37,10 @@ from pathlib import Path
 from textwrap import fill
 
 from cases import MAIN, by_label
-from report import Probe, breakdown, table, write_section
+from report import Probe, breakdown, table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
+from results_md import write_section
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

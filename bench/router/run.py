@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -36,6 +35,9 @@ from evaluate import (  # noqa: E402
 from keel.embeddings.local import LocalEmbedder  # noqa: E402
 from keel.routing.index import build_index  # noqa: E402
 from keel.testing.harness import load_definition  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
+from results_md import write_section  # noqa: E402
 
 TITLE = "Router"
 
@@ -90,17 +92,6 @@ async def measure() -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, body: str) -> None:
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
-    section = f"## {TITLE}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(TITLE)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section + "\n", text).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="results file to update (Router section)")
@@ -108,7 +99,7 @@ def main() -> None:
     body = asyncio.run(measure())
     print(body)
     if args.write is not None:
-        write_section(args.write, body)
+        write_section(args.write, TITLE, body)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from measure import Measured
 from probe import STAGES
 
@@ -54,29 +51,3 @@ def row(m: Measured) -> str:
 def table(measured: list[Measured]) -> str:
     """A Markdown table, one row per case."""
     return "\n".join([HEADER, RULE, *(row(m) for m in measured)])
-
-
-INTRO = """\
-# Benchmarks
-
-Numbers measured on a real machine, with the exact command that produced them, so anyone
-can run them again and compare. Each section is rewritten by its script; the numbers
-depend on the machine, so compare rows of one run with each other rather than with
-another machine's.
-"""
-
-
-def write_section(path: Path, title: str, body: str) -> None:
-    """Put `## title` with `body` into `path`, replacing that section only.
-
-    The file is read right before writing (other scripts write their own sections); a
-    missing section is appended at the end.
-    """
-    text = path.read_text(encoding="utf-8") if path.exists() else INTRO
-    section = f"## {title}\n\n{body.strip()}\n"
-    pattern = re.compile(rf"^## {re.escape(title)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section + "\n", text, count=1).rstrip() + "\n"
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text, encoding="utf-8")

@@ -32,9 +32,12 @@ from generate import DEFAULT_SEED, generate
 from history import record, scale_plans, support_plans
 from measure import Case, Measured, Shape, Work, run_cases
 from probe import PerfClock
-from report import table, write_section
+from report import table
 
 from keel.testing.harness import load_definition
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
+from results_md import write_section
 
 ROOT = Path(__file__).resolve().parents[2]
 SUPPORT = ROOT / "examples" / "support"

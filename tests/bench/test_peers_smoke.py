@@ -25,9 +25,19 @@ PEERS = ROOT / "bench" / "peers"
 @pytest.fixture
 def peers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
     """The bench/peers modules, imported for this test and forgotten afterwards."""
+    monkeypatch.syspath_prepend(str(PEERS.parent))  # results_md
     monkeypatch.syspath_prepend(str(PEERS))
     before = set(sys.modules)
-    names = ["scenarios", "cases", "case_floor", "case_keel", "timing", "keel_profile", "report"]
+    names = [
+        "scenarios",
+        "cases",
+        "case_floor",
+        "case_keel",
+        "timing",
+        "keel_profile",
+        "report",
+        "results_md",
+    ]
     yield {name: importlib.import_module(name) for name in names}
     for name in set(sys.modules) - before:
         if str(PEERS) in str(getattr(sys.modules[name], "__file__", "") or ""):
@@ -99,7 +109,7 @@ def test_the_report_ranks_peers_and_writes_only_its_section(
     assert rows["langgraph, InMemorySaver"].startswith("| langgraph, InMemorySaver | - | - |")
     results = tmp_path / "RESULTS.md"
     results.write_text(OLD, encoding="utf-8")
-    report.write_section(results, "Peers", text)
+    peers["results_md"].write_section(results, "Peers", text)
     written = results.read_text(encoding="utf-8")
     assert written.count("## Peers\n") == 1 and "old numbers" not in written
     assert "## HTTP\n\nkept numbers" in written
