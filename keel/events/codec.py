@@ -28,7 +28,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -38,6 +38,7 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         2: "adds tool_call_refused",
         3: "adds routing_decided and history_compressed",
         4: "adds error_code to tool_executed and mcp_tool_executed (MCP tools)",
+        5: "adds plan_cache_decided and plan_executed (the plan cache)",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -69,7 +70,14 @@ def _v3_to_v4(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
-UPCASTERS: Mapping[int, Upcaster] = MappingProxyType({1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4})
+def _v4_to_v5(data: dict[str, object]) -> dict[str, object]:
+    # Version 5 only adds kinds: every version 4 event already has its version 5 shape.
+    return data
+
+
+UPCASTERS: Mapping[int, Upcaster] = MappingProxyType(
+    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+)
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 
 _ENVELOPE = frozenset({"type", "v"})

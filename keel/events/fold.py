@@ -22,7 +22,8 @@ their own events, so the fold never needs the agent definition. `tool_call_refus
 ignored on purpose too: a refused proposal changed nothing, it is logged only as a record.
 So are `routing_decided` and `history_compressed` (schema v3): a routing decision's effect
 is the activation events and stack change that follow it, and compressing the history sent
-to a model changes what the model saw, never the conversation state.
+to a model changes what the model saw, never the conversation state. `plan_cache_decided`
+and `plan_executed` (schema v5) are records too: a plan's effects are its tool runs.
 Events that do not fit the state (a step for an unknown frame, a resolution of another
 pause) are ignored: the log is the truth and the fold never fails.
 """

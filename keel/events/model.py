@@ -17,6 +17,7 @@ means adding its class here, to the union, and a bump of the codec's schema summ
 |  | turn_ended, conversation_state_changed |
 | measurements | model_called, stage_timed |
 | decisions (v3) | routing_decided, history_compressed |
+| plan cache (v5) | plan_cache_decided, plan_executed |
 """
 
 from collections.abc import Mapping
@@ -81,6 +82,7 @@ from keel.events.lifecycle import (
     StackChanged,
     StepAdvanced,
 )
+from keel.events.plans import PlanCacheDecided, PlanExecuted
 
 Event: TypeAlias = (
     SkillActivated
@@ -119,6 +121,8 @@ Event: TypeAlias = (
     | StageTimed
     | RoutingDecided
     | HistoryCompressed
+    | PlanCacheDecided
+    | PlanExecuted
 )
 """Any event Keel writes to a conversation log."""
 
@@ -159,6 +163,8 @@ _ALL: tuple[type[Event], ...] = (
     StageTimed,
     RoutingDecided,
     HistoryCompressed,
+    PlanCacheDecided,
+    PlanExecuted,
 )
 
 EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType({cls.kind: cls for cls in _ALL})
@@ -195,6 +201,8 @@ __all__ = [
     "OrderedBlockResumed",
     "PausePointCreated",
     "PausePointResolved",
+    "PlanCacheDecided",
+    "PlanExecuted",
     "ResponseSource",
     "RoutingDecided",
     "RoutingSource",

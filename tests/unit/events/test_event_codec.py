@@ -93,7 +93,7 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
     assert "tool_call_refused" in SCHEMA_VERSIONS[2]
@@ -139,9 +139,9 @@ def test_upcasting_a_v1_event_walks_every_upcaster_in_order() -> None:
         return upcast
 
     old = {"type": "skill_activated", "v": 1, "skill_id": "s"}
-    decoded = decode_event(old, upcasters={1: step(1), 2: step(2), 3: step(3)})
+    decoded = decode_event(old, upcasters={1: step(1), 2: step(2), 3: step(3), 4: step(4)})
     assert decoded == SkillActivated(skill_id="s")
-    assert seen == [1, 2, 3]
+    assert seen == [1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("kind", ["tool_executed", "mcp_tool_executed"])

@@ -316,6 +316,8 @@ def test_every_kind_is_either_folded_or_knowingly_ignored() -> None:
         "bot_turn_ended",
         "model_called",
         "stage_timed",
+        "plan_cache_decided",
+        "plan_executed",
     }
 
 

@@ -28,6 +28,7 @@ from keel.events.model import (
     TurnStarted,
     UserMessage,
 )
+from keel.events.plans import PlanCacheDecided, PlanExecuted
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "event_log"
 
@@ -75,6 +76,9 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
         2: _V1_KINDS | {"tool_call_refused"},
         3: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
         4: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
+        5: _V1_KINDS
+        | {"tool_call_refused", "routing_decided", "history_compressed"}
+        | {"plan_cache_decided", "plan_executed"},
     }
 )
 """Schema version -> every event kind that existed at it (what its fixture must hold)."""
@@ -224,3 +228,19 @@ def test_v3_tool_runs_upcast_to_v4_with_no_error_code() -> None:
     raw = next(item for item in _raw(3) if item["type"] == "tool_executed")
     assert "error_code" not in raw
     assert encode_event(loads(json.dumps(raw))[0])["error_code"] is None
+
+
+def test_v5_log_is_the_v4_log_plus_plan_cache_records_the_fold_ignores() -> None:
+    v4, v5 = loads(_text(4)), loads(_text(5))
+    added = (PlanCacheDecided, PlanExecuted)
+    assert [e for e in v5 if not isinstance(e, added)] == v4
+    assert [e.kind for e in v5 if isinstance(e, added)] == [
+        "plan_cache_decided",
+        "plan_cache_decided",
+        "plan_executed",
+        "plan_cache_decided",
+    ]
+    run = next(e for e in v5 if isinstance(e, PlanExecuted))
+    assert run.slots == {"order_id": "W123"} and run.status == "ok"
+    v4_state = json.loads((FIXTURES / "v4.state.json").read_text(encoding="utf-8"))
+    assert state_to_json(fold(v5)) == {**v4_state, "last_seq": len(v5)}

@@ -66,6 +66,8 @@ ALL_KINDS = SEED_001_KINDS | {
     "tool_call_refused",
     "routing_decided",
     "history_compressed",
+    "plan_cache_decided",
+    "plan_executed",
 }
 
 

@@ -1,0 +1,1 @@
+"""Plans and the plan cache (plan-cache spec Part 3): format, validator, cache layers, executor."""
