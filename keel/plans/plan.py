@@ -60,7 +60,7 @@ class Step:
     id: int
     """1-based position (renumber through `Plan.renumbered`)."""
     tool: str
-    args: Mapping[str, object] = _EMPTY
+    args: Mapping[str, object] = field(default_factory=lambda: _EMPTY)
     """Deep read-only JSON; strings may hold refs (`keel.plans.refs`)."""
     when_nonempty: int | None = None
     """Run only when step `when_nonempty` produced a non-empty result."""
@@ -100,7 +100,7 @@ class Plan:
     slots: Mapping[str, Slot] = field(default_factory=lambda: MappingProxyType({}))
     fillers: Mapping[str, Filler] = field(default_factory=lambda: MappingProxyType({}))
     final_message: str = ""
-    meta: Mapping[str, object] = _EMPTY
+    meta: Mapping[str, object] = field(default_factory=lambda: _EMPTY)
 
     @property
     def tool_steps(self) -> tuple[Step, ...]:
