@@ -1,0 +1,155 @@
+"""Temporal extractors: calendar dates, times of day and relative time windows.
+
+Dates (kind `date`, value ISO `YYYY-MM-DD`, with `THH:MM[:SS]` when a time is attached):
+`2024-05-17` (and ISO date-times), `2024/05/17`, `5/17/2024` and `17/5/2024` (the US
+reading first, the day-first reading as an alternative), `17.05.2024`, "May 17, 2024",
+"17th of May 2024", "May 2024" (`2024-05`); without a year, "May 17" is `--05-17`. Impossible
+dates are not dates. Times (kind `time`, value `HH:MM`): `10:30`, `10:30 pm`, `3pm`.
+Relative windows (kind `time_window`, value the lower-case phrase with counts as digits):
+today, yesterday, tomorrow, this/last/next week|month|monday..., last 3 days, 2 weeks ago,
+in 2 hours, monday. A window is never an absolute time; its count is a `number` part.
+Pure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Final
+
+from keel.extract.extractors import _MONTHS
+from keel.plans.entity import Entity, entity_of
+from keel.plans.lexicon import NUMBER_WORDS
+
+_I: Final = re.IGNORECASE
+_MONTH: Final = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_NUMWORD: Final = "|".join(NUMBER_WORDS)
+_UNIT: Final = r"(?:minute|hour|day|week|fortnight|month|quarter|year)s?"
+_WEEKDAY: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_CLOCK: Final = r"(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+_ISO: Final = re.compile(rf"(?<![\w/.-])(\d{{4}})-(\d{{1,2}})-(\d{{1,2}}){_CLOCK}(?![\w-])")
+_YMD: Final = re.compile(r"(?<![\w/.-])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])")
+_SLASHED: Final = re.compile(r"(?<![\w/.-])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])")
+_DOTTED: Final = re.compile(r"(?<![\w/.-])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w/]|\.\d)")
+_MDY: Final = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?", _I
+)
+_DMY: Final = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+({_MONTH})\b\.?(?:,?\s+(\d{{4}})\b)?", _I
+)
+_MONTH_YEAR: Final = re.compile(rf"\b({_MONTH})\.?\s+(\d{{4}})\b", _I)
+_TIME: Final = re.compile(
+    r"(?<![\w:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?m\b\.?)?(?![\w:]|\.\d)"
+    r"|(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?",
+    _I,
+)
+_WINDOWS: Final = tuple(
+    re.compile(p, _I)
+    for p in (
+        r"\b(?:the\s+)?day\s+(?:before\s+yesterday|after\s+tomorrow)\b",
+        r"\b(?:today|tonight|yesterday|tomorrow)\b",
+        rf"\b(?:this|last|next|past|previous|coming)\s+"
+        rf"(?:morning|afternoon|evening|night|weekend|{_UNIT}|{_WEEKDAY})\b",
+        rf"\b(?:within\s+the\s+)?(?:last|past|next|previous|coming)\s+(\d+|{_NUMWORD})\s+{_UNIT}\b",
+        rf"\b(\d+|{_NUMWORD})\s+{_UNIT}\s+(?:ago|from\s+now)\b",
+        rf"\bin\s+(\d+|{_NUMWORD})\s+{_UNIT}\b",
+        rf"\b{_WEEKDAY}s?\b",
+    )
+)
+
+
+def dates(text: str) -> list[Entity]:
+    """Calendar dates (overlapping readings; the caller keeps the longest)."""
+    out: list[Entity] = []
+    for m in _ISO.finditer(text):
+        _add_date(out, m, [(m.group(1), m.group(2), m.group(3))], m.group(4, 5, 6))
+    for m in _YMD.finditer(text):
+        _add_date(out, m, [(m.group(1), m.group(2), m.group(3))])
+    for m in _SLASHED.finditer(text):
+        year = _year(m.group(3))
+        _add_date(out, m, [(year, m.group(1), m.group(2)), (year, m.group(2), m.group(1))])
+    for m in _DOTTED.finditer(text):
+        _add_date(out, m, [(m.group(3), m.group(2), m.group(1))])
+    for m in _MDY.finditer(text):
+        _add_date(out, m, [(m.group(3), _month(m.group(1)), m.group(2))])
+    for m in _DMY.finditer(text):
+        _add_date(out, m, [(m.group(3), _month(m.group(2)), m.group(1))])
+    for m in _MONTH_YEAR.finditer(text):
+        month = int(_month(m.group(1)))
+        out.append(entity_of("date", m, f"{int(m.group(2)):04d}-{month:02d}"))
+    return out
+
+
+def times(text: str) -> list[Entity]:
+    """Times of day."""
+    out: list[Entity] = []
+    for m in _TIME.finditer(text):
+        hour = int(m.group(1) or m.group(5))
+        minute = int(m.group(2) or 0)
+        half = (m.group(4) or m.group(6) or "").lower()
+        if half and not 1 <= hour <= 12:
+            continue
+        if half == "p" and hour != 12:
+            hour += 12
+        elif half == "a" and hour == 12:
+            hour = 0
+        if hour < 24 and minute < 60:
+            out.append(entity_of("time", m, f"{hour:02d}:{minute:02d}"))
+    return out
+
+
+def windows(text: str) -> list[Entity]:
+    """Relative time windows, with their counts as number parts."""
+    out: list[Entity] = []
+    for pattern in _WINDOWS:
+        for m in pattern.finditer(text):
+            words = [str(NUMBER_WORDS.get(w.lower(), w.lower())) for w in m.group(0).split()]
+            parts: tuple[Entity, ...] = ()
+            if pattern.groups and m.group(1):
+                raw = m.group(1)
+                count = int(raw) if raw.isdigit() else NUMBER_WORDS[raw.lower()]
+                parts = (
+                    Entity(kind="number", start=m.start(1), end=m.end(1), text=raw, value=count),
+                )
+            out.append(entity_of("time_window", m, " ".join(words), parts=parts))
+    return out
+
+
+def _add_date(
+    out: list[Entity],
+    m: re.Match[str],
+    readings: list[tuple[str | None, str, str]],
+    clock: tuple[str | None, ...] = (None, None, None),
+) -> None:
+    values: list[str] = []
+    for year, month, day in readings:
+        value = _iso(year, month, day)
+        if value is not None and value + _clock(clock) not in values:
+            values.append(value + _clock(clock))
+    if values:
+        out.append(entity_of("date", m, values[0], alts=tuple(values[1:])))
+
+
+def _iso(year: str | None, month: str, day: str) -> str | None:
+    try:
+        if year is None:
+            dt.date(2000, int(month), int(day))  # a leap year: 29 February is a date
+            return f"--{int(month):02d}-{int(day):02d}"
+        return dt.date(int(year), int(month), int(day)).isoformat()
+    except ValueError:
+        return None
+
+
+def _clock(clock: tuple[str | None, ...]) -> str:
+    hour, minute, second = clock
+    if hour is None or minute is None:
+        return ""
+    return f"T{int(hour):02d}:{int(minute):02d}" + (f":{int(second):02d}" if second else "")
+
+
+def _year(raw: str) -> str:
+    return raw if len(raw) == 4 else str(2000 + int(raw))
+
+
+def _month(name: str) -> str:
+    return str(_MONTHS[name.lower()])

@@ -1,0 +1,203 @@
+"""The model-free lexical intent extractor: a request's ordered (verb, object) clauses.
+
+    IntentExtractor.for_catalog(catalog).extract("find old logs and don't delete them")
+      -> find:logs > !delete:logs
+
+Built from the catalog: the verbs are the heads of tool names (`cancel` of `cancel_order`),
+the contracts' declared verbs (`call off` -> cancel) and a built-in table of synonym groups
+(delete/remove/erase, send/email/mail, list/show/find/get/look up, ...); a word of a group
+stands for the catalog verb of that group whose tool takes the clause's object. The objects
+are the tails of tool names, singular or plural (`orders` -> order), with a few noun groups
+(`emails` -> messages, `documents`/`pdfs` -> files). A verb said alone in the request
+("delete X" with no delete tool) still makes a clause, so no cached plan drops it.
+
+Clauses come in text order, one per verb ("find X and delete Y" gives two); a verb takes
+the first object after it, else the object of the next verb it is joined to ("find and
+delete files"), else the previous clause's ("... and delete them"), else the only object
+its tools take. A negation cue in the three words before a verb marks the clause negated.
+A word that is a verb and an object (`email`, `order`) is an object while a clause waits
+for one; a verb word after a determiner or right after another verb is not a verb ("show
+my open orders"). Nothing recognised: the empty (incomplete) intent. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from keel.plans.catalog import Catalog
+from keel.plans.intent import Clause, Intent
+from keel.plans.intent_lexicon import object_lexicon, verb_lexicon
+from keel.plans.lexicon import DETERMINERS, SEPARATORS, VERB_NEGATIONS, words
+
+_PRODUCER_ORDER: Final = ("list", "find", "get", "read", "search", "show", "fetch")
+_NEG_WINDOW: Final = 3
+_QUESTION_WORDS: Final = DETERMINERS | {
+    *("what", "which", "any", "how", "many", "much", "do", "does", "did", "i", "we", "have"),
+    *("are", "is", "there", "me", "of", "open", "current", "recent", "latest", "new", "old"),
+    *("where", "whats", "who", "hey", "hi", "so", "ok", "okay", "and", "still", "pending"),
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Mention:
+    kind: str
+    """`verb` or `object`."""
+    start: int
+    end: int
+    options: tuple[str, ...]
+    """Candidate verbs or objects, best first."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IntentExtractor:
+    """A lexical extractor for one catalog (build once per catalog, reuse per request)."""
+
+    verbs: Mapping[tuple[str, ...], tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Phrase (words) -> candidate catalog verbs, best first."""
+    objects: Mapping[tuple[str, ...], tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Phrase (words) -> candidate objects, best first."""
+    pairs: frozenset[tuple[str, str]] = frozenset()
+    """(verb, object) of every catalog tool."""
+    readers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """Object -> verbs of its read-only tools (a bare object is read)."""
+
+    @classmethod
+    def for_catalog(
+        cls, catalog: Catalog, synonyms: Mapping[str, Sequence[str]] | None = None
+    ) -> IntentExtractor:
+        """The extractor for `catalog`; `synonyms` adds verb groups (canonical -> words)."""
+        readers: dict[str, list[str]] = {}
+        for tool in catalog.values():
+            if not tool.contract.effectful and "_" in tool.name:
+                readers.setdefault(tool.object, []).append(tool.verb)
+        return cls(
+            verbs=MappingProxyType(verb_lexicon(catalog, synonyms or {})),
+            objects=MappingProxyType(object_lexicon(catalog)),
+            pairs=frozenset((t.verb, t.object) for t in catalog.values() if "_" in t.name),
+            readers=MappingProxyType({o: _by_producer(v) for o, v in readers.items()}),
+        )
+
+    def extract(self, text: str) -> Intent:
+        """The clauses of `text`, in order; the empty intent when none is recognised."""
+        said = words(text)
+        mentions = self._mentions(said)
+        verbs = [m for m in mentions if m.kind == "verb"]
+        if not verbs:
+            return self._bare_object(said, mentions)
+        clauses: list[Clause] = []
+        objects: list[tuple[str, ...]] = [self._object_after(v, mentions) for v in verbs]
+        for i, verb in enumerate(verbs):
+            options = objects[i] or self._borrowed(i, verbs, objects, said)
+            name, obj = self._resolve(verb.options, options)
+            clauses.append(Clause(verb=name, object=obj, negated=self._negated(verb, said)))
+        return Intent(clauses=tuple(clauses))
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _mentions(self, said: list[str]) -> list[_Mention]:
+        out: list[_Mention] = []
+        i = 0
+        while i < len(said):
+            verb = _longest(self.verbs, said, i)
+            obj = _longest(self.objects, said, i)
+            if verb and obj and self._wants_object(out):
+                verb = None
+            if verb and (said[i - 1] in DETERMINERS if i else False):
+                verb = None
+            if verb and out and out[-1].kind == "verb" and out[-1].end == i:
+                verb = None
+            if verb is not None:
+                out.append(_Mention(kind="verb", start=i, end=i + verb[0], options=verb[1]))
+                i += verb[0]
+            elif obj is not None:
+                out.append(_Mention(kind="object", start=i, end=i + obj[0], options=obj[1]))
+                i += obj[0]
+            else:
+                i += 1
+        return out
+
+    @staticmethod
+    def _wants_object(mentions: list[_Mention]) -> bool:
+        return bool(mentions) and mentions[-1].kind == "verb"
+
+    @staticmethod
+    def _object_after(verb: _Mention, mentions: list[_Mention]) -> tuple[str, ...]:
+        for mention in mentions:
+            if mention.start < verb.end:
+                continue
+            if mention.kind == "verb":
+                return ()
+            return mention.options
+        return ()
+
+    def _borrowed(
+        self,
+        i: int,
+        verbs: list[_Mention],
+        objects: list[tuple[str, ...]],
+        said: list[str],
+    ) -> tuple[str, ...]:
+        if i + 1 < len(verbs) and objects[i + 1]:
+            between = said[verbs[i].end : verbs[i + 1].start]
+            if all(w in SEPARATORS for w in between):
+                return objects[i + 1]
+        for j in range(i - 1, -1, -1):
+            if objects[j]:
+                return objects[j]
+        sole = sorted({o for v in verbs[i].options for (tv, o) in self.pairs if tv == v})
+        return tuple(sole) if len(sole) == 1 else ()
+
+    def _resolve(self, verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[str, str]:
+        for verb in verbs:
+            for obj in objects:
+                if (verb, obj) in self.pairs:
+                    return verb, obj
+        return verbs[0], objects[0] if objects else ""
+
+    @staticmethod
+    def _negated(verb: _Mention, said: list[str]) -> bool:
+        window = said[max(0, verb.start - _NEG_WINDOW) : verb.start]
+        for word in reversed(window):
+            if word in VERB_NEGATIONS:
+                return True
+            if word in SEPARATORS:
+                return False
+        return False
+
+    def _bare_object(self, said: list[str], mentions: list[_Mention]) -> Intent:
+        """A request naming only an object after question words ("what orders do I
+        have?", "my open orders") reads it; an unknown word before it may be a verb the
+        lexicon lacks, so nothing is assumed then."""
+        for mention in mentions[:1]:
+            if not all(w in _QUESTION_WORDS for w in said[: mention.start]):
+                return Intent()
+            for obj in mention.options:
+                verbs = self.readers.get(obj)
+                if verbs:
+                    return Intent(clauses=(Clause(verb=verbs[0], object=obj),))
+        return Intent()
+
+
+def _longest(
+    lexicon: Mapping[tuple[str, ...], tuple[str, ...]], said: list[str], i: int
+) -> tuple[int, tuple[str, ...]] | None:
+    for size in (4, 3, 2, 1):
+        options = lexicon.get(tuple(said[i : i + size]))
+        if options and i + size <= len(said):
+            return size, options
+    return None
+
+
+def _by_producer(verbs: list[str]) -> tuple[str, ...]:
+    def rank(verb: str) -> tuple[int, str]:
+        order = _PRODUCER_ORDER.index(verb) if verb in _PRODUCER_ORDER else len(_PRODUCER_ORDER)
+        return order, verb
+
+    return tuple(sorted(set(verbs), key=rank))

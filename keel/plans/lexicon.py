@@ -1,0 +1,259 @@
+"""Word tables and the tokeniser shared by the model-free parts of the plan cache.
+
+The normaliser (`keel.plans.normalise`), the intent extractor (`keel.plans.intents`), the
+typed extractors (`keel.plans.entities`) and the slot binder (`keel.plans.slots`) read a
+request the same way: `tokens` splits on white space and trims sentence punctuation from
+the edges of each token, keeping the characters of paths, globs, numbers and e-mails
+(`/tmp/a.txt`, `*.pdf`, `1,000`, `bob@x.org` are one token each); a token's `norm` is its
+case-folded text without apostrophes (`don't` -> `dont`). Token boundaries, never
+substrings: `4` is not inside `40`. Pure tables and functions.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final
+
+_LEAD: Final = "\"'`([{<\u00ab\u201c\u2018,;:!?"
+_TRAIL: Final = "\"'`)]}>\u00bb\u201d\u2019,;:!?."
+_APOSTROPHES: Final = re.compile(r"['\u2019]")
+_WHITE: Final = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Token:
+    """One token of a text, with its character span in that text."""
+
+    text: str
+    norm: str
+    start: int
+    end: int
+
+
+def straight(text: str) -> str:
+    """NFKC, curly quotes made straight."""
+    plain = unicodedata.normalize("NFKC", text)
+    return (
+        plain.replace("\u2019", "'")
+        .replace("\u2018", "'")
+        .replace("\u201c", '"')
+        .replace("\u201d", '"')
+    )
+
+
+def fold(text: str) -> str:
+    """NFKC, case-folded, curly quotes made straight."""
+    return straight(text).casefold()
+
+
+def tokens(text: str) -> list[Token]:
+    """The tokens of `text`, edge punctuation trimmed, empty ones dropped."""
+    out: list[Token] = []
+    for match in _WHITE.finditer(text):
+        start, end = match.start(), match.end()
+        while start < end and _lead_strip(text, start, end):
+            start += 1
+        while end > start and text[end - 1] in _TRAIL:
+            end -= 1
+        if start < end:
+            raw = text[start:end]
+            out.append(Token(text=raw, norm=_APOSTROPHES.sub("", fold(raw)), start=start, end=end))
+    return out
+
+
+def _lead_strip(text: str, start: int, end: int) -> bool:
+    char = text[start]
+    if char in _LEAD:
+        return True
+    if char == "." and (
+        start + 1 >= end or not (text[start + 1].isalnum() or text[start + 1] in "./")
+    ):
+        return True
+    return False
+
+
+def words(text: str) -> list[str]:
+    """The normalised tokens of `text`."""
+    return [t.norm for t in tokens(text)]
+
+
+# --- negation and polarity ---------------------------------------------------------------
+
+VERB_NEGATIONS: Final = frozenset(
+    {"not", "dont", "doesnt", "didnt", "never", "cannot", "cant", "wont", "shouldnt", "mustnt"}
+    | {"non", "without"}
+)
+"""A cue in the few tokens before a verb marks the clause negated ("don't delete")."""
+
+NEGATIONS: Final = VERB_NEGATIONS | frozenset(
+    {"no", "none", "nothing", "neither", "nor", "except", "excluding", "unless", "isnt", "arent"}
+)
+"""Any of these changes the polarity of a request (binder polarity check)."""
+
+ANTONYMS: Final[tuple[tuple[str, str], ...]] = (
+    ("enable", "disable"),
+    ("enabled", "disabled"),
+    ("include", "exclude"),
+    ("including", "excluding"),
+    ("read", "unread"),
+    ("archive", "unarchive"),
+    ("archived", "unarchived"),
+    ("lock", "unlock"),
+    ("show", "hide"),
+    ("open", "close"),
+    ("opened", "closed"),
+    ("start", "stop"),
+    ("allow", "deny"),
+    ("allow", "block"),
+    ("accept", "reject"),
+    ("approve", "reject"),
+    ("subscribe", "unsubscribe"),
+    ("mute", "unmute"),
+    ("before", "after"),
+    ("older", "newer"),
+    ("oldest", "newest"),
+    ("above", "below"),
+    ("more", "less"),
+    ("most", "least"),
+    ("min", "max"),
+    ("minimum", "maximum"),
+    ("ascending", "descending"),
+    ("increase", "decrease"),
+    ("public", "private"),
+    ("completed", "pending"),
+    ("done", "undone"),
+    ("paid", "unpaid"),
+    ("visible", "hidden"),
+    ("online", "offline"),
+    ("yes", "no"),
+)
+"""Word pairs of opposite meaning, (plain, marked). A polarity change between two requests:
+the marked word said in one and not in the other ("show unread mail" / "show mail"), or
+each says a different word of one pair ("enable X" / "disable X")."""
+
+SEPARATORS: Final = frozenset({"and", "then", "but", "also", "or", "plus", "&", "after", "next"})
+"""Words that separate clauses of a compound request."""
+
+DETERMINERS: Final = frozenset(
+    {"the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that"}
+    | {"these", "those", "some", "any", "each", "every", "all"}
+)
+
+
+# --- singular and plural -------------------------------------------------------------------
+
+
+def plural(word: str) -> str:
+    """`file` -> `files`, `entry` -> `entries`, `box` -> `boxes`."""
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
+
+
+def singular(word: str) -> str:
+    """`files` -> `file`, `entries` -> `entry`, `boxes` -> `box`; other words unchanged."""
+    if word.endswith("ies") and len(word) > 3:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 2:
+        return word[:-1]
+    return word
+
+
+def inflections(word: str) -> frozenset[str]:
+    """The word, its singular and its plural."""
+    base = singular(word)
+    return frozenset({word, base, plural(base)})
+
+
+# --- numbers and file types -----------------------------------------------------------------
+
+NUMBER_WORDS: Final = {
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "fifty": 50,
+    "hundred": 100,
+}
+"""Counts written as words (`one` is left out: "one of them", "no one")."""
+
+FILE_TYPES: Final = {
+    "pdf": "pdf",
+    "text": "txt",
+    "txt": "txt",
+    "csv": "csv",
+    "tsv": "tsv",
+    "markdown": "md",
+    "md": "md",
+    "json": "json",
+    "yaml": "yaml",
+    "yml": "yml",
+    "xml": "xml",
+    "html": "html",
+    "log": "log",
+    "zip": "zip",
+    "png": "png",
+    "jpg": "jpg",
+    "jpeg": "jpeg",
+    "gif": "gif",
+    "svg": "svg",
+    "mp3": "mp3",
+    "mp4": "mp4",
+    "wav": "wav",
+    "python": "py",
+    "py": "py",
+    "javascript": "js",
+    "sql": "sql",
+    "docx": "docx",
+    "word": "docx",
+    "xlsx": "xlsx",
+    "excel": "xlsx",
+    "pptx": "pptx",
+    "powerpoint": "pptx",
+}
+"""File-type word -> extension: "PDFs", "pdf files", "text documents" give `*.pdf`, `*.txt`."""
+
+PLURAL_TYPES: Final = frozenset(
+    {"pdf", "csv", "tsv", "json", "xml", "html", "png", "jpg", "jpeg", "gif", "svg"}
+    | {"mp3", "mp4", "wav", "docx", "xlsx", "pptx", "yaml", "zip"}
+)
+"""File types whose plural names files of that type ("PDFs", "CSVs", "PNGs")."""
+
+EXTENSIONS: Final = frozenset(FILE_TYPES.values()) | frozenset(
+    {"doc", "xls", "ppt", "htm", "gz", "tgz", "tar", "bz2", "7z", "rar", "js", "ts", "sh"}
+    | {"toml", "ini", "cfg", "conf", "env", "rtf", "odt", "ods", "bak", "tmp", "webp", "heic"}
+    | {"mov", "avi", "mkv", "flac", "ogg", "epub", "ics", "vcf", "eml", "msg", "c", "h", "rs"}
+    | {"go", "java", "rb", "php", "css", "ipynb", "lock", "db", "sqlite", "parquet"}
+)
+"""Extensions that make `name.ext` a file name."""
+
+FILE_OBJECTS: Final = frozenset(
+    {"document", "doc", "image", "photo", "picture", "text", "spreadsheet", "report"}
+)
+"""Objects that live in files: `pdfs`, `documents` and `photos` may name a `files` object."""
+
+OBJECT_SYNONYMS: Final[tuple[frozenset[str], ...]] = (
+    frozenset({"file", "document", "doc"}),
+    frozenset({"message", "email", "mail"}),
+    frozenset({"event", "meeting", "appointment"}),
+    frozenset({"task", "todo"}),
+    frozenset({"image", "photo", "picture"}),
+    frozenset({"folder", "directory", "dir"}),
+)
+"""Nouns that name the same kind of thing (singular forms)."""

@@ -1,0 +1,196 @@
+"""The model-free lexical intent extractor (plan-cache spec §3.7, design note B1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from keel.plans.catalog import Catalog, catalog_of, plan_tool
+from keel.plans.contracts import ToolContract
+from keel.plans.intent import Clause, Intent
+from keel.plans.intents import IntentExtractor
+
+READ = ToolContract(effect="read_only")
+
+
+def _catalog() -> Catalog:
+    tools = {
+        "find_files": READ,
+        "delete_files": ToolContract(effect="delete"),
+        "list_orders": READ,
+        "read_order": READ,
+        "cancel_order": ToolContract(effect="write", verbs=("call off",)),
+        "find_messages": READ,
+        "send_message": ToolContract(effect="send"),
+        "delete_task": ToolContract(effect="delete"),
+        "list_tasks": READ,
+        "archive_message": ToolContract(effect="write"),
+        "write_files_spreadsheet": ToolContract(effect="write"),
+    }
+    return catalog_of(plan_tool(name, {}, contract) for name, contract in tools.items())
+
+
+@pytest.fixture(scope="module")
+def extractor() -> IntentExtractor:
+    return IntentExtractor.for_catalog(_catalog())
+
+
+def sig(extractor: IntentExtractor, text: str) -> str:
+    return extractor.extract(text).signature
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("delete task 4", "delete:task"),
+        ("cancel my order W1234567", "cancel:order"),
+        ("list my orders", "list:orders"),
+        ("find the PDFs in /tmp", "find:files"),
+        ("archive the message from Bob", "archive:message"),
+    ],
+)
+def test_single_clause(extractor: IntentExtractor, text: str, expected: str) -> None:
+    assert sig(extractor, text) == expected
+
+
+def test_compound_request_gives_clauses_in_text_order(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("find the PDFs in /tmp and delete them")
+    assert intent.clauses == (
+        Clause(verb="find", object="files"),
+        Clause(verb="delete", object="files"),
+    )
+    assert sig(extractor, "list my tasks then cancel order 5") == "list:tasks>cancel:order"
+    assert sig(extractor, "cancel order 5 then list my tasks") == "cancel:order>list:tasks"
+
+
+def test_find_x_and_delete_y_is_two_clauses(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "find messages from bob and delete task 4") == (
+        "find:messages>delete:task"
+    )
+
+
+def test_joined_verbs_share_the_next_object(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "find and delete old files") == "find:files>delete:files"
+
+
+def test_pronoun_takes_the_previous_object(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "find my orders and cancel them") == "list:orders>cancel:order"
+
+
+def test_negation_before_a_verb_marks_the_clause(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("find the files but don't delete them")
+    assert [c.negated for c in intent.clauses] == [False, True]
+    assert intent.signature == "find:files>!delete:files"
+    assert intent.verbs == frozenset({"find"})
+    assert extractor.extract("do not cancel the order").clauses[0].negated
+    assert extractor.extract("never send the message").clauses[0].negated
+
+
+def test_negation_does_not_cross_a_clause_separator(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("don't list tasks and delete task 4")
+    assert [c.negated for c in intent.clauses] == [True, False]
+
+
+@pytest.mark.parametrize(
+    "text", ["remove task 4", "erase task 4", "get rid of task 4", "trash task 4"]
+)
+def test_built_in_synonyms_map_to_the_catalog_verb(extractor: IntentExtractor, text: str) -> None:
+    assert sig(extractor, text) == "delete:task"
+
+
+def test_contract_verbs_map_to_the_tool_head(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "call off order 5") == "cancel:order"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("show my orders", "list:orders"),  # show -> the producer the object has
+        ("find my orders", "list:orders"),  # find is a head, but not for orders
+        ("look up my messages", "find:messages"),
+        ("show my tasks", "list:tasks"),
+    ],
+)
+def test_producer_group_picks_the_verb_whose_tool_takes_the_object(
+    extractor: IntentExtractor, text: str, expected: str
+) -> None:
+    assert sig(extractor, text) == expected
+
+
+def test_objects_match_singular_and_plural(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "delete tasks 4 and 5") == "delete:task"
+    assert sig(extractor, "read orders") == "read:order"
+    assert sig(extractor, "write the files spreadsheet") == "write:files_spreadsheet"
+
+
+def test_object_noun_groups(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "show my emails") == "find:messages"
+    assert sig(extractor, "find documents about taxes") == "find:files"
+    assert sig(extractor, "find the PDFs") == "find:files"
+
+
+def test_images_are_not_files(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "find my images") != "find:files"
+
+
+def test_verb_and_object_word_is_an_object_when_a_clause_waits(
+    extractor: IntentExtractor,
+) -> None:
+    assert sig(extractor, "find the email from Bob") == "find:messages"
+    assert sig(extractor, "email bob the message") == "send:message"
+
+
+def test_adjective_is_not_a_verb(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "show my open orders") == "list:orders"
+    assert sig(extractor, "show open orders") == "list:orders"
+
+
+def test_a_verb_the_catalog_lacks_still_makes_a_clause(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("find my files and share them")
+    assert intent.signature == "find:files>share:files"
+    assert "share" in intent.verbs
+
+
+def test_caller_synonyms_extend_the_lexicon() -> None:
+    plain = IntentExtractor.for_catalog(_catalog())
+    assert sig(plain, "scrap task 4") == ""
+    extended = IntentExtractor.for_catalog(_catalog(), {"delete": ["scrap", "bin"]})
+    assert sig(extended, "scrap task 4") == "delete:task"
+    assert sig(extended, "bin the files") == "delete:files"
+
+
+def test_bare_object_is_read(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "what orders do I have?") == "list:orders"
+    assert sig(extractor, "my open orders") == "list:orders"
+    assert sig(extractor, "tasks?") == "list:tasks"
+
+
+def test_unknown_word_before_an_object_is_not_read_as_a_read(
+    extractor: IntentExtractor,
+) -> None:
+    assert sig(extractor, "scrap task 4") == ""
+
+
+@pytest.mark.parametrize("text", ["", "hello there", "what's the weather like", "42"])
+def test_nothing_recognised_is_the_empty_intent(extractor: IntentExtractor, text: str) -> None:
+    intent = extractor.extract(text)
+    assert intent == Intent()
+    assert not intent.complete
+
+
+def test_verb_with_one_tool_family_gets_its_object(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "cancel it") == "cancel:order"
+
+
+def test_deterministic_and_reusable(extractor: IntentExtractor) -> None:
+    text = "find the PDFs and delete them, then list my tasks"
+    assert extractor.extract(text) == extractor.extract(text)
+    assert sig(extractor, text) == "find:files>delete:files>list:tasks"
+
+
+def test_case_and_punctuation_do_not_matter(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "DELETE Task #4!") == sig(extractor, "delete task #4")
+
+
+def test_intent_survives_the_store_round_trip(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("find the files but don't delete them")
+    assert Intent.from_json(intent.to_json()) == intent
