@@ -23,6 +23,7 @@ import mcp_types
 
 from keel.mcp.listing import ListingProblem, ToolListing
 from keel.mcp.schema_fix import FixedSchema, describe, fix_input_schema, name_problem
+from keel.plans.contracts import ToolContract
 from keel.project.definition import AgentDefinition, Skill
 from keel.project.diagnostics import Diagnostic, diag
 from keel.project.mcp_servers import McpServerConfig
@@ -72,7 +73,17 @@ def mcp_tool_definition(
         line=config.line or 0,
         mcp_server=server,
         timeout=config.tool_timeout,
+        contract=_mcp_contract(tool),
     )
+
+
+def _mcp_contract(tool: mcp_types.Tool) -> ToolContract:
+    """`read_only` when the server marks the tool `readOnlyHint: true`, else the fail-closed
+    default (a hint is all MCP offers; nothing else is trusted)."""
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint is True:
+        return ToolContract(effect="read_only", declared=True)
+    return ToolContract()
 
 
 def attach_mcp_tools(

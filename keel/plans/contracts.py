@@ -31,6 +31,17 @@ BINDINGS: tuple[str, ...] = get_args(Binding)
 DEFAULT_EFFECT: Effect = "write"
 """The effect of a tool that declares none (fail closed)."""
 
+CONTRACT_KEYS: tuple[str, ...] = (
+    "effect",
+    "bindings",
+    "idempotency_key",
+    "output_schema",
+    "runtime_resolved",
+    "outbound_args",
+    "verbs",
+)
+"""The keys of a declaration: `@tool(...)` keywords and `tool_constraints` keys."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolContract:

@@ -2,7 +2,8 @@
 
 Opened by the app's lifespan: loads the agent, connects its MCP servers (an unreachable
 server or a missing imported tool stops the start with `DefinitionError`), opens the store,
-builds the engine (with the injected `engine_factory`, or from `settings.model`). Closed on
+builds the engine (with the injected `engine_factory`, or from `settings.model`) and picks
+the plan cache store (the engine's, else one beside the event store). Closed on
 shutdown: running turns are cancelled (and recorded as cancelled), then the MCP servers
 (local server processes stop) and the store are closed.
 """
@@ -28,11 +29,13 @@ from keel.server.runs import RunRegistry
 from keel.server.settings import ServerSettings
 from keel.stores.factory import open_store
 from keel.stores.port import EventStore
+from keel.stores.sql import SqlEventStore
 
 log = logging.getLogger("keel.server")
 
 if TYPE_CHECKING:
     from keel.mcp.runtime import McpRuntime
+    from keel.plans.store_port import PlanStore
 
 EngineFactory = Callable[[AgentDefinition, EventStore], Engine]
 """Builds the engine from the loaded agent and the opened store (tests pass their own)."""
@@ -50,6 +53,7 @@ class _Open:
     store: EventStore
     engine: Engine
     runs: RunRegistry
+    plan_store: PlanStore
     mcp: McpRuntime | None = None
     warming: asyncio.Task[None] | None = None
     """The offline router's skill index being built at startup, when turns will use it."""
@@ -72,6 +76,23 @@ async def _warm(engine: Engine) -> None:
         await warm_router(engine.router, engine.definition)
     except Exception as exc:  # the first routed message will report it
         log.warning("could not prepare the offline router: %s", exc)
+
+
+def plan_store_beside(engine: object, store: EventStore) -> PlanStore:
+    """The plan store the engine's plan caches use; when it has none, a `SqlPlanStore` on
+    the event store's database, or a `MemoryPlanStore` for the memory event store."""
+    caches = getattr(engine, "plans", None)
+    found = getattr(caches, "store", None)
+    if found is not None:
+        plan_store: PlanStore = found
+        return plan_store
+    if isinstance(store, SqlEventStore):
+        from keel.plans.sql_store import SqlPlanStore
+
+        return SqlPlanStore(store.engine)
+    from keel.plans.memory_store import MemoryPlanStore
+
+    return MemoryPlanStore()
 
 
 class ServerRuntime:
@@ -123,6 +144,7 @@ class ServerRuntime:
             store=store,
             engine=engine,
             runs=RunRegistry(store),
+            plan_store=plan_store_beside(engine, store),
             mcp=mcp,
             warming=_start_warming(engine),
         )
@@ -169,6 +191,11 @@ class ServerRuntime:
     def engine(self) -> Engine:
         """The engine."""
         return self._get().engine
+
+    @property
+    def plan_store(self) -> PlanStore:
+        """The plan cache store (admin endpoints, `keel.server.plans_admin`)."""
+        return self._get().plan_store
 
     @property
     def runs(self) -> RunRegistry:

@@ -6,13 +6,16 @@ import re
 
 from keel.conditions import Condition
 from keel.project.yamlsrc import LineDict, LineList
+from keel.skills._constraint_contract import CONTRACT_KEY_SET, read_contract
 from keel.skills._report import Reporter, type_name
 from keel.skills.model import Confirmation, ImportTool, ToolConstraint, UtterTrigger
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _BARE_TOOL = re.compile(_NAME)
 _MCP_TOOL = re.compile(rf"mcp/(?P<server>{_NAME}):(?P<tool>{_NAME})")
-_CONSTRAINT_KEYS = frozenset({"requires", "requires_confirmation", "on_success", "on_failure"})
+_CONSTRAINT_KEYS = (
+    frozenset({"requires", "requires_confirmation", "on_success", "on_failure"}) | CONTRACT_KEY_SET
+)
 _CONFIRMATION_KEYS = frozenset({"enabled", "utter_for_confirmation", "utter_on_user_denial"})
 
 
@@ -125,6 +128,7 @@ def _constraint(item: object, line: int, rep: Reporter) -> ToolConstraint | None
         requires_confirmation=_confirmation(tool, body, rep),
         on_success=_response_name(body, "on_success", tool, rep),
         on_failure=_response_name(body, "on_failure", tool, rep),
+        contract=read_contract(tool, body, rep),
     )
 
 

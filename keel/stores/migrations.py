@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Connection,
     Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -89,6 +91,83 @@ def _m0002_knowledge(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _m0003_plans(conn: Connection) -> None:
+    md = MetaData()
+    row_id = BigInteger().with_variant(Integer(), "sqlite")
+    Table(
+        "plan_templates",
+        md,
+        Column("id", String(255), primary_key=True),
+        Column("layer", String(8), nullable=False),
+        Column("scope", String(255), nullable=False),
+        Column("key", Text, nullable=False),
+        Column("intent_sig", Text, nullable=False),
+        Column("slot_sig", Text, nullable=False),
+        Column("shape_hash", String(255), nullable=False),
+        Column("plan_json", Text, nullable=False),
+        Column("stored_intent_json", Text, nullable=False),
+        Column("bindings_json", Text, nullable=False),
+        Column("request_text", Text, nullable=False),
+        Column("tools_sig", Text, nullable=False),
+        Column("pool_sig", Text, nullable=False),
+        Column("logic_sig", Text, nullable=False),
+        Column("effectful", Boolean, nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("origin", Text, nullable=False),
+        Column("embedding", LargeBinary, nullable=True),
+        Column("embedder_id", Text, nullable=True),
+        Column("threshold", Float, nullable=False),
+        Column("alpha", Float, nullable=False),
+        Column("beta", Float, nullable=False),
+        Column("n_served", Integer, nullable=False),
+        Column("created_at", Float, nullable=False),
+        Column("last_served_at", Float, nullable=False),
+        UniqueConstraint("layer", "scope", "key", name="uq_plan_templates_layer_scope_key"),
+        Index("ix_plan_templates_scope_intent", "scope", "intent_sig"),
+    )
+    Table(
+        "plan_observations",
+        md,
+        Column("id", row_id, primary_key=True, autoincrement=True),
+        Column("turn_id", String(255), nullable=False),
+        Column("scope", String(255), nullable=False),
+        Column("intent_sig", Text, nullable=False),
+        Column("shape_hash", String(255), nullable=False),
+        Column("plan_json", Text, nullable=False),
+        Column("template_id", String(255), nullable=True),
+        Column("raw_plan_json", Text, nullable=False),
+        Column("outcome", String(8), nullable=False),
+        Column("signal", String(32), nullable=False),
+        Column("signal_weight", Float, nullable=False),
+        Column("ts", Float, nullable=False),
+        Index("ix_plan_observations_scope_intent", "scope", "intent_sig", "shape_hash"),
+        Index("ix_plan_observations_turn", "turn_id"),
+    )
+    Table(
+        "plan_anti_entries",
+        md,
+        Column("scope", String(255), primary_key=True),
+        Column("intent_sig", Text, primary_key=True),
+        Column("shape_hash", String(255), primary_key=True),
+        Column("weight", Float, nullable=False),
+        Column("expires_at", Float, nullable=False),
+        Column("reason", Text, nullable=False),
+    )
+    Table(
+        "plan_journal",
+        md,
+        Column("turn_id", String(255), primary_key=True),
+        Column("step_id", Integer, primary_key=True, autoincrement=False),
+        Column("tool", Text, nullable=False),
+        Column("idem_key", Text, nullable=False),
+        Column("args_hash", String(255), nullable=False),
+        Column("status", String(16), nullable=False),
+        Column("result_json", Text, nullable=False),
+        Column("ts", Float, nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
@@ -99,6 +178,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         version=2,
         description="knowledge_indexes, knowledge_chunks: the knowledge index (chunks, vectors)",
         apply=_m0002_knowledge,
+    ),
+    Migration(
+        version=3,
+        description="plan_templates, plan_observations, plan_anti_entries, plan_journal: "
+        "the plan cache",
+        apply=_m0003_plans,
     ),
 )
 """Every migration, in order. Append only."""

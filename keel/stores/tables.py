@@ -4,15 +4,19 @@ These describe the *current* schema, for queries. The schema itself is created a
 only by `keel.stores.migrations`; a test checks that migrating an empty database gives
 exactly these tables. Types are portable (SQLite, PostgreSQL): JSON is stored as text,
 vectors as bytes. Besides the event log, the database holds the agents' knowledge indexes
-(`knowledge_indexes`, `knowledge_chunks`, used by `keel.knowledge.sql_store`).
+(`knowledge_indexes`, `knowledge_chunks`, used by `keel.knowledge.sql_store`) and the plan
+cache (`plan_templates`, `plan_observations`, `plan_anti_entries`, `plan_journal`, used by
+`keel.plans.sql_store`).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -76,3 +80,83 @@ knowledge_chunks = Table(
     Column("vector", LargeBinary, nullable=False),
 )
 """The chunks of each index, in order; `vector` is little-endian float32 (BLOB / BYTEA)."""
+
+plan_templates = Table(
+    "plan_templates",
+    metadata,
+    Column("id", String(255), primary_key=True),
+    Column("layer", String(8), nullable=False),
+    Column("scope", String(255), nullable=False),
+    Column("key", Text, nullable=False),
+    Column("intent_sig", Text, nullable=False),
+    Column("slot_sig", Text, nullable=False),
+    Column("shape_hash", String(255), nullable=False),
+    Column("plan_json", Text, nullable=False),
+    Column("stored_intent_json", Text, nullable=False),
+    Column("bindings_json", Text, nullable=False),
+    Column("request_text", Text, nullable=False),
+    Column("tools_sig", Text, nullable=False),
+    Column("pool_sig", Text, nullable=False),
+    Column("logic_sig", Text, nullable=False),
+    Column("effectful", Boolean, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("origin", Text, nullable=False),
+    Column("embedding", LargeBinary, nullable=True),
+    Column("embedder_id", Text, nullable=True),
+    Column("threshold", Float, nullable=False),
+    Column("alpha", Float, nullable=False),
+    Column("beta", Float, nullable=False),
+    Column("n_served", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("last_served_at", Float, nullable=False),
+    UniqueConstraint("layer", "scope", "key", name="uq_plan_templates_layer_scope_key"),
+    Index("ix_plan_templates_scope_intent", "scope", "intent_sig"),
+)
+"""Plan cache entries (`keel.plans.store_port.TemplateRow`): L0 exact entries and L1
+candidates. One row per (layer, scope, key)."""
+
+plan_observations = Table(
+    "plan_observations",
+    metadata,
+    Column("id", _ROW_ID, primary_key=True, autoincrement=True),
+    Column("turn_id", String(255), nullable=False),
+    Column("scope", String(255), nullable=False),
+    Column("intent_sig", Text, nullable=False),
+    Column("shape_hash", String(255), nullable=False),
+    Column("plan_json", Text, nullable=False),
+    Column("template_id", String(255), nullable=True),
+    Column("raw_plan_json", Text, nullable=False),
+    Column("outcome", String(8), nullable=False),
+    Column("signal", String(32), nullable=False),
+    Column("signal_weight", Float, nullable=False),
+    Column("ts", Float, nullable=False),
+    Index("ix_plan_observations_scope_intent", "scope", "intent_sig", "shape_hash"),
+    Index("ix_plan_observations_turn", "turn_id"),
+)
+"""Recorded outcomes of plans (`Observation`); `id` keeps insertion order."""
+
+plan_anti_entries = Table(
+    "plan_anti_entries",
+    metadata,
+    Column("scope", String(255), primary_key=True),
+    Column("intent_sig", Text, primary_key=True),
+    Column("shape_hash", String(255), primary_key=True),
+    Column("weight", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("reason", Text, nullable=False),
+)
+"""Shapes barred from serving an intent until `expires_at` (`AntiEntry`)."""
+
+plan_journal = Table(
+    "plan_journal",
+    metadata,
+    Column("turn_id", String(255), primary_key=True),
+    Column("step_id", Integer, primary_key=True, autoincrement=False),
+    Column("tool", Text, nullable=False),
+    Column("idem_key", Text, nullable=False),
+    Column("args_hash", String(255), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("result_json", Text, nullable=False),
+    Column("ts", Float, nullable=False),
+)
+"""The effect journal: one row per effectful step of a turn (`JournalEntry`)."""

@@ -1,8 +1,9 @@
 """The `@tool(description=...)` decorator.
 
 It checks the function (must be `async def`, description mandatory, named parameters only,
-supported annotations), builds a `ToolDefinition`, attaches it to the function as
-`__keel_tool__` and returns the function unchanged, so it stays directly callable.
+supported annotations) and its plan contract keywords (`keel.tools.contract`), builds a
+`ToolDefinition`, attaches it to the function as `__keel_tool__` and returns the function
+unchanged, so it stays directly callable.
 Mistakes raise `ToolDefinitionError` while the module is imported; the loader turns that
 into a `tool.definition.invalid` diagnostic.
 
@@ -16,10 +17,12 @@ from __future__ import annotations
 import inspect
 import linecache
 import re
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar, overload
 
+from keel.plans.contracts import Binding, Effect
+from keel.tools.contract import CONTRACT_KEYS, build_contract, contract_declaration
 from keel.tools.definition import ToolDefinition, ToolDefinitionError
 from keel.tools.frozen import freeze_json
 from keel.tools.signature import UnresolvedAnnotation, function_parameters
@@ -40,21 +43,36 @@ class _Pending:
     func: Callable[..., Awaitable[Any]]
     description: str
     name: str | None
+    contract: Mapping[str, object] = field(default_factory=dict)
 
 
 @overload
-def tool(*, description: str, name: str | None = None) -> Callable[[_F], _F]: ...
+def tool(
+    *,
+    description: str,
+    name: str | None = None,
+    effect: Effect | None = None,
+    bindings: Mapping[str, Binding] | None = None,
+    idempotency_key: Sequence[str] | None = None,
+    output_schema: Mapping[str, object] | None = None,
+    runtime_resolved: Iterable[str] | None = None,
+    outbound_args: Iterable[str] | None = None,
+    verbs: Sequence[str] | None = None,
+) -> Callable[[_F], _F]: ...
 
 
 @overload
 def tool(func: Callable[..., Any], /) -> NoReturn: ...
 
 
-def tool(*args: object, description: object = None, name: object = None) -> Callable[[_F], _F]:
+def tool(
+    *args: object, description: object = None, name: object = None, **contract: object
+) -> Callable[[_F], _F]:
     """Mark an `async def` as a tool offered to the LLM.
 
     `description` (mandatory, non-empty) tells the model what the tool does; `name`
-    overrides the function name. Bare `@tool` raises `ToolDefinitionError`.
+    overrides the function name. The other keywords declare the tool's plan contract
+    (`keel.tools.contract`). Bare `@tool` raises `ToolDefinitionError`.
     """
     if args:
         target = args[0]
@@ -65,12 +83,13 @@ def tool(*args: object, description: object = None, name: object = None) -> Call
         )
     text = _check_description(description)
     tool_name = _check_name(name)
+    declared = _check_contract(contract)
 
     def decorate(func: _F) -> _F:
         try:
-            attached: ToolDefinition | _Pending = define_tool(func, text, tool_name)
+            attached: ToolDefinition | _Pending = define_tool(func, text, tool_name, declared)
         except UnresolvedAnnotation:
-            attached = _Pending(func=func, description=text, name=tool_name)
+            attached = _Pending(func=func, description=text, name=tool_name, contract=declared)
         setattr(func, TOOL_ATTRIBUTE, attached)
         return func
 
@@ -82,15 +101,21 @@ def tool_definition(func: object) -> ToolDefinition | None:
     `ToolDefinitionError`); None when `func` is not a tool."""
     attached = getattr(func, TOOL_ATTRIBUTE, None)
     if isinstance(attached, _Pending):
-        attached = define_tool(attached.func, attached.description, attached.name)
+        attached = define_tool(
+            attached.func, attached.description, attached.name, attached.contract
+        )
         setattr(func, TOOL_ATTRIBUTE, attached)
     return attached if isinstance(attached, ToolDefinition) else None
 
 
 def define_tool(
-    func: Callable[..., Awaitable[Any]], description: str, name: str | None = None
+    func: Callable[..., Awaitable[Any]],
+    description: str,
+    name: str | None = None,
+    contract: Mapping[str, object] | None = None,
 ) -> ToolDefinition:
-    """Build the definition of `func` (raises `ToolDefinitionError`)."""
+    """Build the definition of `func` (raises `ToolDefinitionError`); `contract` is a
+    declaration already checked by `contract_declaration`."""
     function = getattr(func, "__name__", repr(func))
     line = def_line(func)
     try:
@@ -100,6 +125,7 @@ def define_tool(
         tool_name = name if name is not None else _check_name(function)
         assert tool_name is not None
         params = function_parameters(func)
+        tool_contract = build_contract(contract or {}, params.param_names)
     except ToolDefinitionError as exc:
         exc.function = exc.function or function
         exc.line = exc.line or line
@@ -114,6 +140,7 @@ def define_tool(
         param_names=params.param_names,
         module_file=code.co_filename if code is not None else "",
         line=line or 0,
+        contract=tool_contract,
     )
 
 
@@ -138,6 +165,16 @@ def _check_description(description: object) -> str:
     if not isinstance(description, str) or not description.strip():
         raise ToolDefinitionError("@tool description must be a non-empty string")
     return description.strip()
+
+
+def _check_contract(keywords: Mapping[str, object]) -> dict[str, object]:
+    unknown = sorted(set(keywords) - set(CONTRACT_KEYS))
+    if unknown:
+        raise ToolDefinitionError(
+            f"@tool got unexpected keyword(s) {', '.join(unknown)}; it takes description, "
+            f"name and the contract keywords {', '.join(CONTRACT_KEYS)}"
+        )
+    return contract_declaration(keywords)
 
 
 def _check_name(name: object) -> str | None:

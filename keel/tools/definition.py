@@ -9,10 +9,11 @@ function, which the engine calls after a write of `<entry>` and never offers to 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from keel.errors import ToolError
+from keel.plans.contracts import ToolContract
 from keel.tools.frozen import thaw_json
 
 HOOK_PREFIX = "run_after_setting_"
@@ -77,6 +78,9 @@ class ToolDefinition:
     """The MCP server that serves the tool (`keel.mcp`); None for a Python tool."""
     timeout: float | None = None
     """Seconds the tool may run; None means the agent's `tool_timeout`."""
+    contract: ToolContract = field(default_factory=ToolContract)
+    """What the tool declares for plans (`@tool(effect=..., bindings=...)`, plan-cache spec
+    §3.5); the fail-closed default when it declares nothing."""
 
     def json_schema(self) -> dict[str, Any]:
         """A fresh, plain (mutable) copy of `parameters`, ready for a validator or a model API."""

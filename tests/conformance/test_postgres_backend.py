@@ -7,11 +7,11 @@ with itself. Lock states are observed in `pg_locks`, not guessed with sleeps.
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable
-from typing import TypeVar
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pytest
-from sqlalchemy import insert, inspect, select, text
+from sqlalchemy import Table, UniqueConstraint, insert, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from keel.errors import ConcurrencyConflict, StoreError
@@ -97,6 +97,7 @@ async def test_migrated_schema_matches_the_table_definitions(
             name: (
                 [(c["name"], c["nullable"]) for c in found.get_columns(name, schema=schema)],
                 [u["column_names"] for u in found.get_unique_constraints(name, schema=schema)],
+                _found_indexes(found.get_indexes(name, schema=schema)),
             )
             for name in found.get_table_names(schema=schema)
         }
@@ -107,11 +108,27 @@ async def test_migrated_schema_matches_the_table_definitions(
     assert found == {
         table.name: (
             [(c.name, c.nullable) for c in table.columns],
-            [["conversation_id", "seq"]] if table is tables.events else [],
+            _unique_columns(table),
+            _index_columns(table),
         )
         for table in tables.metadata.sorted_tables
     }
     assert data_type == "text"  # JSON is stored as text, exactly as the codec wrote it
+
+
+def _unique_columns(table: Table) -> list[list[str]]:
+    return [list(c.columns.keys()) for c in table.constraints if isinstance(c, UniqueConstraint)]
+
+
+def _index_columns(table: Table) -> list[tuple[str | None, list[str]]]:
+    return sorted((i.name, list(i.columns.keys())) for i in table.indexes)
+
+
+def _found_indexes(found: Sequence[Mapping[str, Any]]) -> list[tuple[str | None, list[str]]]:
+    """Declared indexes (not those backing a unique constraint)."""
+    return sorted(
+        (i["name"], list(i["column_names"])) for i in found if "duplicates_constraint" not in i
+    )
 
 
 async def _column_type(conn: AsyncConnection, schema: str, table: str, column: str) -> str:

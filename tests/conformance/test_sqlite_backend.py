@@ -2,11 +2,12 @@
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import insert, inspect, select, text
+from sqlalchemy import Table, UniqueConstraint, insert, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
 from keel.errors import ConcurrencyConflict, StoreError
@@ -54,6 +55,7 @@ async def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> 
                 name: (
                     [(c["name"], c["nullable"]) for c in inspect(sync).get_columns(name)],
                     [u["column_names"] for u in inspect(sync).get_unique_constraints(name)],
+                    _found_indexes(inspect(sync).get_indexes(name)),
                 )
                 for name in inspect(sync).get_table_names()
             }
@@ -62,11 +64,27 @@ async def test_migrated_schema_matches_the_table_definitions(tmp_path: Path) -> 
     expected = {
         table.name: (
             [(c.name, c.nullable) for c in table.columns],
-            [["conversation_id", "seq"]] if table is tables.events else [],
+            _unique_columns(table),
+            _index_columns(table),
         )
         for table in tables.metadata.sorted_tables
     }
     assert shape == expected
+
+
+def _unique_columns(table: Table) -> list[list[str]]:
+    return [list(c.columns.keys()) for c in table.constraints if isinstance(c, UniqueConstraint)]
+
+
+def _index_columns(table: Table) -> list[tuple[str | None, list[str]]]:
+    return sorted((i.name, list(i.columns.keys())) for i in table.indexes)
+
+
+def _found_indexes(found: Sequence[Mapping[str, Any]]) -> list[tuple[str | None, list[str]]]:
+    """Declared indexes (not those backing a unique constraint)."""
+    return sorted(
+        (i["name"], list(i["column_names"])) for i in found if "duplicates_constraint" not in i
+    )
 
 
 async def test_migrations_are_recorded_and_applied_once(tmp_path: Path) -> None:
