@@ -1,0 +1,272 @@
+"""Admission checks on a cache hit (plan-cache spec §3.9), in order, each with a reason code.
+
+    verdict = admit(candidate, request=text, intent=intent, catalog=catalog,
+                    blocked=frozenset(anti_shapes), context_bound=False, exact=False)
+    if isinstance(verdict, Rejected): ...          # verdict.reason: "polarity", "licence", ...
+
+A stored entry serves the current request only if, in this order:
+
+1. `signature`: its tools, pool and logic signatures equal the ones recomputed now (a tool
+   gone, a contract or schema changed, a sibling tool appeared, deciding code changed);
+2. `context_bound`: the turn is not context-bound (attachments, a resumed dialog, undo,
+   an explicit repeat bypass the caches);
+3. `anti_entry`: its shape is not excluded for the intent by an unexpired anti-entry;
+4. `status`: an L1 entry is `active` or `shadow` (not `demoted`, not `stale`);
+5. the slot binder takes every slot from the request (`binder_missing_slot`,
+   `binder_ambiguous`), no entity of the request is left unused (`binder_coverage`) and
+   no negation differs from the recorded request (`polarity`);
+6. `licence`: every effectful step's verb is asked for by a clause of the current intent;
+7. `verb_coverage`: every verb asked for is done by some step;
+8. `validator`: the L2 validator passes on the plan with the bound values.
+
+An exact (L0) hit re-binds the recorded values against the request (same spans); only when
+one is not found there does it run the binder. Pure: the caller reads the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from keel.plans.catalog import Catalog
+from keel.plans.intent import Intent
+from keel.plans.plan import Plan, Step
+from keel.plans.refs import SlotRef, find_refs, full_ref
+from keel.plans.signatures import LOGIC_SIG, pool_sig, tools_sig
+from keel.plans.slots import BindMiss, align, bind
+from keel.plans.store_port import TemplateRow
+from keel.plans.validator import validate
+from keel.tools.frozen import freeze_json
+
+REASONS: Final[tuple[str, ...]] = (
+    "signature",
+    "context_bound",
+    "anti_entry",
+    "status",
+    "binder_missing_slot",
+    "binder_ambiguous",
+    "binder_coverage",
+    "polarity",
+    "licence",
+    "verb_coverage",
+    "validator",
+)
+"""Every rejection reason, in check order."""
+
+PRODUCER_VERBS: Final = frozenset({"find", "list", "get", "read", "show", "search", "fetch"})
+"""Verbs that read: one producer step covers any of them (as Metnos groups producers)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AdmissionPolicy:
+    """Which optional checks run (all on by default; the Metnos preset turns some off)."""
+
+    coverage: bool = True
+    polarity: bool = True
+    licence: bool = True
+    verb_coverage: bool = True
+    validator: bool = True
+    anti_entries: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Candidate:
+    """A stored entry read back: the row, its template and the intent it was recorded for."""
+
+    row: TemplateRow
+    plan: Plan
+    stored_intent: Intent
+    bindings: Mapping[str, object]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Admitted:
+    """The entry may serve: the slot values bound from the current request."""
+
+    slots: Mapping[str, object]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rejected:
+    """The entry may not serve this request."""
+
+    reason: str
+    detail: str = ""
+
+
+def admit(
+    candidate: Candidate,
+    *,
+    request: str,
+    intent: Intent,
+    catalog: Catalog,
+    blocked: frozenset[str] = frozenset(),
+    context_bound: bool = False,
+    exact: bool = False,
+    policy: AdmissionPolicy = AdmissionPolicy(),
+    gazetteers: Mapping[str, Sequence[str]] | None = None,
+) -> Admitted | Rejected:
+    """Run the checks in order; the first failure is the verdict (`gazetteers` feed the
+    binder's `name:<list>` slots)."""
+    row, plan = candidate.row, candidate.plan
+    detail = signature_mismatch(row, plan, candidate.stored_intent, intent, catalog)
+    if detail:
+        return Rejected(reason="signature", detail=detail)
+    if context_bound:
+        return Rejected(reason="context_bound")
+    if policy.anti_entries and row.shape_hash in blocked:
+        return Rejected(reason="anti_entry", detail=row.shape_hash)
+    if row.layer == "l1" and row.status not in ("active", "shadow"):
+        return Rejected(reason="status", detail=row.status)
+    bound = bind_slots(
+        candidate, request=request, exact=exact, policy=policy, gazetteers=gazetteers
+    )
+    if isinstance(bound, Rejected):
+        return bound
+    return check_plan(plan, intent, catalog, bound.slots, policy=policy) or bound
+
+
+def check_plan(
+    plan: Plan,
+    intent: Intent,
+    catalog: Catalog,
+    values: Mapping[str, object],
+    *,
+    policy: AdmissionPolicy = AdmissionPolicy(),
+) -> Rejected | None:
+    """Checks 6-8 (licence, verb coverage, validator); also run when recording."""
+    if policy.licence and (unlicensed := unlicensed_steps(plan, intent, catalog)):
+        return Rejected(reason="licence", detail=", ".join(unlicensed))
+    if policy.verb_coverage and (missing := uncovered_verbs(plan, intent, catalog)):
+        return Rejected(reason="verb_coverage", detail=", ".join(missing))
+    if policy.validator:
+        errors = validate(bound_plan(plan, values), catalog)
+        if errors:
+            return Rejected(reason="validator", detail="; ".join(e.hint() for e in errors))
+    return None
+
+
+def signature_mismatch(
+    row: TemplateRow, plan: Plan, stored: Intent, current: Intent, catalog: Catalog
+) -> str:
+    """Which signature no longer matches (empty when all do)."""
+    tools = tools_sig(plan, catalog)
+    if not tools or tools != row.tools_sig:
+        return "tools"
+    if row.logic_sig != LOGIC_SIG:
+        return "logic"
+    if not (row.pool_sig == pool_sig(stored, catalog) == pool_sig(current, catalog)):
+        return "pool"
+    return ""
+
+
+def bind_slots(
+    candidate: Candidate,
+    *,
+    request: str,
+    exact: bool,
+    policy: AdmissionPolicy,
+    gazetteers: Mapping[str, Sequence[str]] | None = None,
+) -> Admitted | Rejected:
+    """The slot values for `request`: the recorded ones re-found in it for an exact hit,
+    else the binder's (with the coverage and polarity checks the policy keeps)."""
+    slots = candidate.plan.slots
+    if not slots:
+        return Admitted(slots=MappingProxyType({}))
+    if exact:
+        again = _realign(candidate.bindings, request)
+        if again is not None and set(again) >= {n for n, s in slots.items() if s.required}:
+            return Admitted(slots=again)
+    result = bind(
+        slots,
+        request,
+        source_request=candidate.row.request_text,
+        coverage=policy.coverage,
+        polarity=policy.polarity,
+        gazetteers=gazetteers,
+    )
+    if isinstance(result, BindMiss):
+        return Rejected(reason=result.reason, detail=result.detail)
+    return Admitted(slots=MappingProxyType(dict(result.values)))
+
+
+def _realign(bindings: Mapping[str, object], request: str) -> Mapping[str, object] | None:
+    found: dict[str, object] = {}
+    for name, value in bindings.items():
+        match = align(value, request)
+        if match is None:
+            return None
+        found[name] = match.value
+    return MappingProxyType(found)
+
+
+def step_verbs(step: Step, catalog: Catalog) -> frozenset[str]:
+    """The verbs a step does: its tool's name head and its contract's declared verbs."""
+    tool = catalog.get(step.tool)
+    if tool is None:
+        return frozenset()
+    return frozenset({tool.verb, *(v.lower() for v in tool.contract.verbs)})
+
+
+def unlicensed_steps(plan: Plan, intent: Intent, catalog: Catalog) -> list[str]:
+    """Effectful steps whose verbs no (non-negated) clause of `intent` asks for."""
+    asked = {v.lower() for v in intent.verbs}
+    out: list[str] = []
+    for step in plan.tool_steps:
+        tool = catalog.get(step.tool)
+        effectful = tool is None or tool.contract.effectful
+        if effectful and not step_verbs(step, catalog) & asked:
+            out.append(f"step {step.id} {step.tool}")
+    return out
+
+
+def uncovered_verbs(plan: Plan, intent: Intent, catalog: Catalog) -> list[str]:
+    """Verbs of `intent` that no step does (producer verbs cover one another)."""
+    done: set[str] = set()
+    for step in plan.tool_steps:
+        done |= step_verbs(step, catalog)
+    if done & PRODUCER_VERBS:
+        done |= PRODUCER_VERBS
+    return sorted(v for v in {v.lower() for v in intent.verbs} if v not in done)
+
+
+def bound_plan(plan: Plan, values: Mapping[str, object]) -> Plan:
+    """`plan` with `${SLOT:x}` replaced by bound values (a full-match ref keeps the type)."""
+    if not values:
+        return plan
+    steps = tuple(
+        Step(
+            id=s.id,
+            tool=s.tool,
+            args=freeze_json(_fill(s.plain_args(), values)),  # type: ignore[arg-type]
+            when_nonempty=s.when_nonempty,
+        )
+        for s in plan.steps
+    )
+    return Plan(
+        steps=steps,
+        slots=plan.slots,
+        fillers=plan.fillers,
+        final_message=plan.final_message,
+        meta=plan.meta,
+    )
+
+
+def _fill(value: object, values: Mapping[str, object]) -> object:
+    if isinstance(value, str):
+        ref = full_ref(value)
+        if isinstance(ref, SlotRef) and ref.name in values:
+            return values[ref.name]
+        out, last = [], 0
+        for located in find_refs(value):
+            if isinstance(located.ref, SlotRef) and located.ref.name in values:
+                out += [value[last : located.start], str(values[located.ref.name])]
+                last = located.end
+        return "".join(out) + value[last:] if out else value
+    if isinstance(value, Mapping):
+        return {k: _fill(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_fill(v, values) for v in value]
+    return value
