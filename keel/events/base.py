@@ -32,7 +32,7 @@ EMPTY: JsonMapping = MappingProxyType({})
 """The shared empty, read-only mapping used as the default for mapping fields."""
 
 ToolSource = Literal["local", "mcp"]
-ResponseSource = Literal["verbatim", "llm", "filler", "rephrased"]
+ResponseSource = Literal["verbatim", "llm", "filler", "rephrased", "plan"]
 FrameType = Literal["skill", "ordered_block"]
 StopReason = Literal["end_turn", "paused", "budget_exhausted", "cancelled", "error"]
 ConversationStatus = Literal["idle", "running", "paused", "ended", "failed"]

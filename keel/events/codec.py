@@ -38,7 +38,8 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         2: "adds tool_call_refused",
         3: "adds routing_decided and history_compressed",
         4: "adds error_code to tool_executed and mcp_tool_executed (MCP tools)",
-        5: "adds plan_cache_decided and plan_executed (the plan cache)",
+        5: "adds plan_cache_decided and plan_executed (the plan cache) and the `plan` "
+        "response source",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING
 
 from keel.events.base import JsonValue, freeze_json
 from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation
@@ -42,7 +43,7 @@ from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
 from keel.loop.ending import end_turn, finish_turn
-from keel.loop.errors import PauseNotPending
+from keel.loop.errors import PauseNotPending, PlanFeedbackRefused
 from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
@@ -58,6 +59,9 @@ from keel.loop.turn import Next, TurnContext
 from keel.project.definition import AgentDefinition, DefinitionSource
 from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
+
+if TYPE_CHECKING:
+    from keel.loop.plan_scope import PlanCaches
 
 SESSION_START = "/session_start"
 SESSION_START_SKILL = "default_session_start"
@@ -78,10 +82,13 @@ class Engine:
         definitions: DefinitionSource | None = None,
         knowledge: KnowledgeBase | None = None,
         router: OfflineRouter | None = None,
+        plans: PlanCaches | None = None,
     ) -> None:
         """`knowledge` answers `search_knowledge`; by default the project's references,
         indexed beside `store` (`keel.loop.knowledge.project_knowledge`). `router` is the
-        offline router (`keel.routing`); by default on the project's embedder."""
+        offline router (`keel.routing`); by default on the project's embedder. `plans` are
+        the plan caches (`keel.loop.plan_scope`); by default on `store`'s database when the
+        agent enables `plan_cache`."""
         self.on_tool_start = on_tool_start
         self.definition = definition
         self.definitions = definitions
@@ -92,6 +99,7 @@ class Engine:
         self.knowledge = knowledge or project_knowledge(definition, store)
         self.router = router or OfflineRouter.for_project(lambda: self.definition)
         self._log = LogCache(store)
+        self.plans = plans if plans is not None else _default_caches(definition, store)
 
     async def handle(
         self,
@@ -141,6 +149,32 @@ class Engine:
                 site = CallSite(call_id=f"approval:{pause_id}")
                 await self._guarded(t, self._approve(t, pending, approved, site))
                 return turn_result(tuple(recorder.events), recorder)
+
+    async def feedback(self, conversation_id: str, turn_id: str, signal: str) -> str:
+        """Explicit feedback on a turn's plan: `approve`, `reject` or `repeat` (spec §3.12).
+
+        The skill's cache learns from it (promotion, demotion, anti-entries) and a
+        `plan_cache_decided` record (`layer: feedback`) is appended to the conversation.
+        Returns what changed; raises `PlanFeedbackRefused` when there is nothing to learn.
+        """
+        if signal not in ("approve", "reject", "repeat"):
+            raise PlanFeedbackRefused(conversation_id, turn_id, f"unknown signal {signal!r}")
+        if self.plans is None:
+            raise PlanFeedbackRefused(conversation_id, turn_id, "the agent has no plan_cache")
+        from keel.events.model import PlanCacheDecided
+        from keel.loop.plan_scope import turn_skill
+
+        async with self._lock(conversation_id):
+            async with self._open(conversation_id, None) as (history, recorder):
+                skill_id = turn_skill(history, turn_id)
+                if skill_id is None:
+                    raise PlanFeedbackRefused(conversation_id, turn_id, "no plan ran in that turn")
+                now = self.clock.now().timestamp()
+                changed = await self.plans.for_skill(skill_id).feedback(turn_id, signal, now=now)
+                await recorder.emit(
+                    PlanCacheDecided(layer="feedback", hit=False, reason=f"{signal}:{changed}")
+                )
+                return changed
 
     async def _approve(
         self, t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
@@ -211,6 +245,7 @@ class Engine:
             has_knowledge=self.knowledge is not None,
             knowledge_base=self.knowledge,
             on_tool_start=self.on_tool_start,
+            plans=self.plans,
         )
 
     async def _session_start(
@@ -278,6 +313,10 @@ class Engine:
                 if not await lifecycle.slash_activate(t, text) and active is not None:
                     await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
             outcome = await self._run(t, allow_model=True)
+        if t.plans is not None:
+            from keel.loop.plan_record import record_turn_plan
+
+            await record_turn_plan(t, outcome)
         return outcome
 
     async def _guarded(self, t: TurnContext, work: Coroutine[object, object, Next]) -> None:
@@ -301,6 +340,8 @@ class Engine:
             if outcome is not Next.MODEL or not allow_model:
                 return Next.WAIT if outcome is Next.MODEL else outcome
             instead = await offline_step(t, self.router)  # no model call when it can settle
+            if instead is None and t.plans is not None:
+                instead = await _plan_step(t)  # a cached or planned plan, before the model
             if instead is not None:
                 if instead is not Next.CONTINUE:
                     return instead
@@ -315,3 +356,19 @@ class Engine:
             outcome = await handle_reply(t, response, offers)
             if outcome is not Next.CONTINUE:
                 return outcome
+
+
+def _default_caches(definition: AgentDefinition, store: EventStore) -> PlanCaches | None:
+    """Plan caches when the agent enables `plan_cache` (imported only then: startup stays
+    light for agents without it)."""
+    if not definition.config.plan_cache.enabled:
+        return None
+    from keel.loop.plan_scope import default_caches
+
+    return default_caches(definition, store)
+
+
+async def _plan_step(t: TurnContext) -> Next | None:
+    from keel.loop.plans_run import plan_step
+
+    return await plan_step(t)

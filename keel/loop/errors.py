@@ -14,3 +14,16 @@ class PauseNotPending(RunError):
         self.conversation_id = conversation_id
         self.pause_id = pause_id
         super().__init__(f"conversation {conversation_id!r}: pause {pause_id!r} is not pending")
+
+
+class PlanFeedbackRefused(RunError):
+    """Feedback named a turn the plan cache cannot learn from (unknown turn, no plan, a bad
+    signal, or an agent without `plan_cache`)."""
+
+    code = "keel.run.plan_feedback_refused"
+
+    def __init__(self, conversation_id: str, turn_id: str, reason: str) -> None:
+        self.conversation_id = conversation_id
+        self.turn_id = turn_id
+        self.reason = reason
+        super().__init__(f"conversation {conversation_id!r}, turn {turn_id!r}: {reason}")

@@ -199,12 +199,28 @@ async def call_model(
     request = prepared.request
     t.last_tier = request.tier
     t.routing_call = t.active_skill is None
+    response = await ask_recorded(t, request, tier_reason=prepared.tier.reason)
+    return response, offers
+
+
+async def ask_recorded(
+    t: TurnContext, request: ModelRequest, *, tier_reason: str, purpose: str | None = None
+) -> ModelResponse:
+    """One round trip, counted against the turn's budget and recorded as `model_called`
+    (with tokens, latency, cost, and the reply as sent: replays and the Inspector read it).
+    `purpose` marks calls that are not the tool-calling loop's (`planner`, `filler`)."""
     started = t.clock.now()
     with t.timed("model"):
         response = await _ask(t, request)
     t.model_calls += 1
     elapsed = (t.clock.now() - started).total_seconds() * 1000
     spec = served_by(t, response.model, request.tier)
+    meta: dict[str, object] = {
+        "tier_reason": tier_reason,
+        "reply": freeze_json(dict(response.to_message())),
+    }
+    if purpose is not None:
+        meta["purpose"] = purpose
     await t.emit(
         ModelCalled(
             model=response.model,
@@ -213,11 +229,7 @@ async def call_model(
             output_tokens=response.usage.output_tokens,
             latency_ms=elapsed,
             cost=cost_of(spec, response.usage),
-            # The reply as the model sent it: replays and the Inspector read it from here.
-            metadata={
-                "tier_reason": prepared.tier.reason,
-                "reply": freeze_json(dict(response.to_message())),
-            },
+            metadata=meta,  # type: ignore[arg-type]
         )
     )
-    return response, offers
+    return response

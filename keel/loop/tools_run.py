@@ -47,6 +47,9 @@ class CallSite:
     """The `execute_tool` step, when a block (not the model) calls."""
     confirmed: bool = False
     """The run of a call the user approved at a pause point."""
+    plan: str | None = None
+    """The source layer (`l0`, `l1`, `l3`) when a plan's step makes the call."""
+    plan_step: int | None = None
 
 
 def constraint_of(skill: Skill, tool_name: str) -> ToolConstraint | None:
@@ -173,6 +176,9 @@ async def record_run(
     meta: dict[str, object] = {"skill_id": skill_id} if skill_id else {}
     if site.confirmed:
         meta["source"] = "tool_confirmation"
+    if site.plan is not None:
+        meta["plan"] = site.plan
+        meta["plan_step"] = site.plan_step
     common = {
         "tool_name": tool_name,
         "arguments": frozen,

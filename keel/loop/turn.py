@@ -24,6 +24,7 @@ import enum
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from keel.conditions import Outcome, evaluate
 from keel.events.fold import ConversationState
@@ -36,6 +37,9 @@ from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
+
+if TYPE_CHECKING:
+    from keel.loop.plan_scope import PendingRecord, PlanCaches
 
 
 class Next(enum.Enum):
@@ -97,6 +101,12 @@ class TurnContext:
     """What the offline path (`keel.loop.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
+    plans: PlanCaches | None = None
+    """The plan caches (`keel.loop.plans_run`); None when the engine has none."""
+    plan_tried: bool = False
+    """The cascade was consulted in this turn (it is consulted at most once)."""
+    plan_record: PendingRecord | None = None
+    """A cache miss whose tool calls are compiled into a plan when the turn ends well."""
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:

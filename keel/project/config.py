@@ -16,6 +16,7 @@ from typing import Any
 from keel.project.diagnostics import Diagnostic
 from keel.project.envvars import frozen_mapping
 from keel.project.integrations import IntegrationsConfig, parse_integrations
+from keel.project.plan_cache_config import PlanCacheSettings, parse_plan_cache
 from keel.project.prompts import Prompts, parse_prompts
 from keel.project.references import ChunkingConfig, ReferencesConfig, parse_references
 from keel.project.reporter import (
@@ -45,6 +46,7 @@ TOP_LEVEL_KEYS = frozenset(
         "prompts",
         "references",
         "conversation",
+        "plan_cache",
         "tool_timeout",
         "session_config",
         "orchestrator",
@@ -85,6 +87,8 @@ class AgentConfig:
     max_turns: int = DEFAULT_MAX_TURNS
     offline: OfflineConfig = field(default_factory=OfflineConfig)
     """Keel: `routing.offline` and `extraction` (`keel.routing.config`)."""
+    plan_cache: PlanCacheSettings = field(default_factory=PlanCacheSettings)
+    """Keel: `plan_cache` (`keel.project.plan_cache_config`)."""
     conversation: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     """Accepted and kept as written; contents not specified."""
     orchestrator: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
@@ -121,6 +125,7 @@ def parse_agent_config(
         session_config=_session(r, data),
         max_turns=_max_turns(r, data),
         offline=parse_offline(r, data),
+        plan_cache=parse_plan_cache(r, data),
         conversation=_raw_section(r, data, "conversation"),
         orchestrator=_raw_section(r, data, "orchestrator"),
         legacy=frozen_mapping({k: v for k, v in section.items() if k in LEGACY_AGENT_KEYS}),

@@ -16,7 +16,14 @@ from fastapi.responses import JSONResponse
 
 from keel import __version__
 from keel.ids import Clock, IdSource
-from keel.server import admin, channels_openai, channels_rest, conversations
+from keel.server import (
+    admin,
+    channels_openai,
+    channels_rest,
+    conversations,
+    plan_feedback,
+    plans_admin,
+)
 from keel.server.deps import Runtime
 from keel.server.errors import install_error_handlers
 from keel.server.limits import BodyLimit
@@ -62,6 +69,8 @@ def create_app(
     app.include_router(channels_rest.router)
     app.include_router(channels_openai.router)
     app.include_router(admin.router)
+    app.include_router(plans_admin.router)
+    app.include_router(plan_feedback.router)
     app.add_api_route(
         "/health", _health, methods=["GET"], response_model=HealthReply, tags=["health"]
     )

@@ -26,6 +26,8 @@ KNOWN_KEYS = frozenset(
         "tier",
         "max_turns",
         "examples",
+        "planner",
+        "plan_cache",
     }
 )
 _ROUTING_KEYS = frozenset({"engine_managed", "hidden"})
@@ -48,6 +50,8 @@ class Frontmatter:
     tier: str | None
     max_turns: int | None
     examples: tuple[str, ...]
+    planner: bool
+    plan_cache: bool
     key_lines: Mapping[str, int]
 
 
@@ -74,6 +78,8 @@ def read_frontmatter(data: LineDict, rep: Reporter) -> Frontmatter:
         tier=_tier(data, rep),
         max_turns=_max_turns(data, rep),
         examples=_examples(data, rep),
+        planner=_flag(data, "planner", rep),
+        plan_cache=data.get("plan_cache") is None or _flag(data, "plan_cache", rep),
         key_lines=MappingProxyType({k: data.line_of(k) for k in data if isinstance(k, str)}),
     )
 

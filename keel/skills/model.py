@@ -67,6 +67,9 @@ class ToolConstraint:
     """Response uttered after a successful call."""
     on_failure: str | None = None
     """Response uttered after a failed call."""
+    contract: Mapping[str, object] | None = None
+    """Plan-contract keys (`effect`, `bindings`, ...; plan-cache spec §3.5) laid over the
+    tool's own contract; None when the entry declares none."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,6 +140,11 @@ class SkillDocument:
     """Model round trips allowed per turn while this skill is active."""
     examples: tuple[str, ...] = ()
     """Example user utterances that should route here."""
+    planner: bool = False
+    """L3 planner mode: on a cache miss the model proposes one whole plan (`keel.plans`)
+    instead of calling tools one round trip at a time."""
+    plan_cache: bool = True
+    """The plan cache may serve and record plans for this skill (when the agent enables it)."""
     paragraphs: tuple[Paragraph, ...] = ()
     blocks: tuple[OrderedBlock, ...] = ()
     tokens: tuple[Token, ...] = ()

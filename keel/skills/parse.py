@@ -54,6 +54,8 @@ def parse_skill(
         tier=frontmatter.tier,
         max_turns=frontmatter.max_turns,
         examples=frontmatter.examples,
+        planner=frontmatter.planner,
+        plan_cache=frontmatter.plan_cache,
         paragraphs=body.paragraphs,
         blocks=blocks,
         tokens=tuple(sorted((*body.tokens, *block_tokens), key=lambda t: t.line)),

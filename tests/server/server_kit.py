@@ -132,11 +132,12 @@ async def serving(
     rate_limit: RateLimit | None = None,
     max_body_bytes: int = 64 * 1024,
     engine_type: type[Engine] = Engine,
+    project: Path = EXAMPLE,
 ) -> AsyncIterator[Served]:
-    """Serve the example agent with `model` until the block ends."""
+    """Serve the example agent (or `project`) with `model` until the block ends."""
     clock = FakeClock()
     settings = ServerSettings(
-        project=EXAMPLE,
+        project=project,
         database_url=f"sqlite:///{tmp_path / 'keel.db'}",
         keys=keyring(),
         rate_limit=rate_limit or RateLimit.parse("off"),

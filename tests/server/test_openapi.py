@@ -20,10 +20,18 @@ OPERATIONS = {
     ("get", "/v1/conversations/{conversation_id}/stream"),
     ("post", "/v1/conversations/{conversation_id}/approvals/{pause_id}"),
     ("post", "/v1/conversations/{conversation_id}/cancel"),
+    ("post", "/v1/conversations/{conversation_id}/turns/{turn_id}/feedback"),
     ("post", "/webhooks/rest/webhook"),
     ("post", "/v1/chat/completions"),
     ("get", "/v1/models"),
     ("get", "/v1/admin/conversations"),
+    ("get", "/v1/admin/plans"),
+    ("get", "/v1/admin/plans/{entry_id}"),
+    ("delete", "/v1/admin/plans/{entry_id}"),
+    ("post", "/v1/admin/plans/flush"),
+    ("get", "/v1/admin/plans/observations"),
+    ("get", "/v1/admin/plans/anti"),
+    ("post", "/v1/admin/plans/maintain"),
     ("get", "/health"),
 }
 
@@ -83,6 +91,10 @@ BODY_FOR = {
         {"sender": IDS, "message": TEXT}, optional={"metadata": JSON}
     ),
     "/completions": CHAT,
+    "/flush": st.fixed_dictionaries({"layer": st.sampled_from(["l0", "l1", "all", "l2"])}),
+    "/feedback": st.fixed_dictionaries(
+        {"signal": st.sampled_from(["approve", "reject", "repeat", "love"])}
+    ),
 }
 
 
@@ -97,7 +109,7 @@ def _body(path: str) -> st.SearchStrategy[object]:
 def requests(draw: st.DrawFn) -> dict[str, object]:
     method, template = draw(st.sampled_from(sorted(OPERATIONS)))
     path = template
-    for name in ("conversation_id", "pause_id"):
+    for name in ("conversation_id", "pause_id", "entry_id", "turn_id"):
         path = path.replace("{" + name + "}", quote(draw(IDS) or "x", safe=""))
     headers = dict(draw(st.sampled_from([ALICE, ALICE, ALICE, ROOT_KEY, {}])))
     if draw(st.booleans()):

@@ -1,0 +1,179 @@
+"""The plan caches of one engine: one `PlanCache` per skill, on the conversation store.
+
+Also what every plan run needs from the turn: the runtime values `${RUNTIME:...}` may name,
+the filler answers (asked once per entry, filler and request, then kept), and the implicit
+feedback the next turn gives a cached answer (spec §3.12): the same intent asked again
+within a minute reads as a rejection, anything else as a weak approval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from keel.events.model import Event, PlanExecuted, ToolExecuted, TurnStarted
+from keel.loop.turn import TurnContext
+from keel.plans.cache import CacheConfig, PlanCache
+from keel.plans.intent import Intent
+from keel.plans.normalise import normalise
+from keel.plans.plan import Plan
+from keel.plans.store_port import PlanStore
+from keel.project.definition import AgentDefinition
+
+REPHRASE_SECONDS = 60.0
+"""The same intent asked again this soon after a cached answer is an implicit rejection."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PendingRecord:
+    """A turn that missed the cache: what to compile its tool calls for at the end."""
+
+    skill_id: str
+    intent: Intent
+
+
+def epoch(t: TurnContext) -> float:
+    """The turn's clock as epoch seconds."""
+    return t.clock.now().timestamp()
+
+
+def runtime_values(t: TurnContext) -> dict[str, object]:
+    """What `${RUNTIME:key}` resolves to in this turn."""
+    now = t.clock.now()
+    return {
+        "actor": t.recorder.conversation_id,
+        "lang": t.definition.config.language or "en",
+        "channel": "api",
+        "turn_id": t.turn_id,
+        "now": now.isoformat(),
+        "today": now.date().isoformat(),
+    }
+
+
+class PlanCaches:
+    """The engine's plan caches, one scope per agent skill, on one `PlanStore`."""
+
+    def __init__(self, *, store: PlanStore, agent: str, config: CacheConfig | None = None) -> None:
+        self.store = store
+        self.agent = agent
+        self.config = config
+        self._caches: dict[str, PlanCache] = {}
+        self._fillers: dict[tuple[str, str, str], str] = {}
+
+    def for_skill(self, skill_id: str) -> PlanCache:
+        """The cache of `skill_id` (made on first use)."""
+        cache = self._caches.get(skill_id)
+        if cache is None:
+            scope = f"{self.agent}/{skill_id}"
+            if self.config is None:
+                cache = PlanCache(store=self.store, scope=scope)
+            else:
+                cache = PlanCache(store=self.store, scope=scope, config=self.config)
+            self._caches[skill_id] = cache
+        return cache
+
+    @staticmethod
+    def lang(definition: AgentDefinition) -> str:
+        """The language part of the L0 key."""
+        return definition.config.language or "en"
+
+    async def fillers(self, t: TurnContext, plan: Plan, entry_id: str | None) -> dict[str, str]:
+        """Each filler's text: kept per (entry, filler, normalised request), else asked."""
+        if not plan.fillers:
+            return {}
+        from keel.loop.planner import ask_text
+
+        request = normalise(t.user_text)
+        answers: dict[str, str] = {}
+        for name, filler in plan.fillers.items():
+            key = (entry_id or "", name, request)
+            if key not in self._fillers:
+                text = await ask_text(
+                    t, filler.prompt, t.user_text, tier=filler.tier, purpose="filler"
+                )
+                lines = (text or filler.default).strip().splitlines()
+                self._fillers[key] = lines[0] if lines else ""
+            answers[name] = self._fillers[key]
+        return answers
+
+    async def implicit_signal(self, t: TurnContext, cache: PlanCache, intent: Intent) -> None:
+        """Feedback the previous turn's cached answer gets from this request."""
+        served = _last_served(t)
+        if served is None:
+            return
+        turn_id, skill_id, at, previous = served
+        again = bool(intent.signature) and intent.signature == previous
+        signal = "implicit_fail" if again and epoch(t) - at <= REPHRASE_SECONDS else "implicit_ok"
+        await self.for_skill(skill_id).feedback(turn_id, signal, now=epoch(t))
+
+
+def _last_served(t: TurnContext) -> tuple[str, str, float, str] | None:
+    """(turn id, skill id, time, intent) of the previous turn when the cache served it."""
+    turn_id: str | None = None
+    run: PlanExecuted | None = None
+    skill_id: str | None = None
+    intent = ""
+    for event in t.history:
+        if isinstance(event, TurnStarted):
+            turn_id, run, skill_id, intent = event.turn_id, None, None, ""
+        elif isinstance(event, PlanExecuted) and event.source in ("l0", "l1"):
+            run = event
+        elif isinstance(event, ToolExecuted) and event.metadata.get("plan") is not None:
+            found = event.metadata.get("skill_id")
+            skill_id = found if isinstance(found, str) else skill_id
+        elif event.kind == "plan_cache_decided" and getattr(event, "hit", False):
+            intent = str(getattr(event, "intent", ""))
+    if turn_id is None or run is None or run.status != "ok" or skill_id is None:
+        return None
+    return turn_id, skill_id, run.timestamp, intent
+
+
+def plan_store_for(store: object) -> PlanStore:
+    """The plan store beside an event store: its SQL database, or memory for a memory store."""
+    engine = getattr(store, "engine", None)
+    if engine is not None:
+        from keel.plans.sql_store import SqlPlanStore
+
+        return SqlPlanStore(engine)
+    from keel.plans.memory_store import MemoryPlanStore
+
+    return MemoryPlanStore()
+
+
+def default_caches(definition: AgentDefinition, store: object) -> PlanCaches | None:
+    """Caches on `store`'s database when the agent enables `plan_cache`, else None."""
+    if not definition.config.plan_cache.enabled:
+        return None
+    config = definition.config
+    agent = config.id or config.name or definition.root.name
+    layers = CacheConfig(l0=config.plan_cache.l0, l1=config.plan_cache.l1)
+    return PlanCaches(store=plan_store_for(store), agent=agent, config=layers)
+
+
+def turn_skill(history: tuple[Event, ...], turn_id: str) -> str | None:
+    """The skill whose plan turn `turn_id` ran or recorded (from its tool runs)."""
+    inside = False
+    for event in history:
+        if isinstance(event, TurnStarted):
+            inside = event.turn_id == turn_id
+        elif inside and isinstance(event, ToolExecuted):
+            found = event.metadata.get("skill_id")
+            if isinstance(found, str):
+                return found
+    return None
+
+
+async def maintain_all(
+    caches: PlanCaches, definition: AgentDefinition, now: float
+) -> dict[str, int]:
+    """Run maintenance (spec §3.13) on every skill's cache against its current tools;
+    returns the counts of what changed, summed over skills."""
+    from dataclasses import asdict
+
+    from keel.plans.skill_catalog import catalog_for_skill
+
+    totals: dict[str, int] = {}
+    for skill_id, skill in sorted(definition.skills.items()):
+        report = await caches.for_skill(skill_id).maintain(catalog_for_skill(skill), now=now)
+        for name, count in asdict(report).items():
+            totals[name] = totals.get(name, 0) + int(count)
+    return totals
