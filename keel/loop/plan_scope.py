@@ -8,7 +8,8 @@ within a minute reads as a rejection, anything else as a weak approval.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 
 from keel.events.model import Event, PlanExecuted, ToolExecuted, TurnStarted
 from keel.loop.turn import TurnContext
@@ -29,6 +30,21 @@ class PendingRecord:
 
     skill_id: str
     intent: Intent
+
+
+def skill_logic_version(definition: AgentDefinition | None, skill_id: str) -> str:
+    """16 hex over what, besides Keel's code, decides a skill's plans: its skill.md (prose,
+    blocks, constraints) and the planner prompt. Editing the skill retires its entries."""
+    skill = definition.skill(skill_id) if definition is not None else None
+    if definition is None or skill is None:
+        return ""
+    from keel.loop.planner import FORMAT
+
+    try:
+        text = (definition.root / skill.document.file).read_text(encoding="utf-8")
+    except OSError:
+        text = repr(skill.document.paragraphs)
+    return hashlib.sha256(f"{text}\n{FORMAT}".encode()).hexdigest()[:16]
 
 
 def epoch(t: TurnContext) -> float:
@@ -52,10 +68,20 @@ def runtime_values(t: TurnContext) -> dict[str, object]:
 class PlanCaches:
     """The engine's plan caches, one scope per agent skill, on one `PlanStore`."""
 
-    def __init__(self, *, store: PlanStore, agent: str, config: CacheConfig | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        store: PlanStore,
+        agent: str,
+        config: CacheConfig | None = None,
+        definition: AgentDefinition | None = None,
+    ) -> None:
+        """With `definition`, each skill's cache folds a digest of the skill's file and the
+        planner prompt into its logic signature (`skill_logic_version`)."""
         self.store = store
         self.agent = agent
-        self.config = config
+        self.config = config or CacheConfig()
+        self.definition = definition
         self._caches: dict[str, PlanCache] = {}
         self._fillers: dict[tuple[str, str, str], str] = {}
 
@@ -63,11 +89,9 @@ class PlanCaches:
         """The cache of `skill_id` (made on first use)."""
         cache = self._caches.get(skill_id)
         if cache is None:
-            scope = f"{self.agent}/{skill_id}"
-            if self.config is None:
-                cache = PlanCache(store=self.store, scope=scope)
-            else:
-                cache = PlanCache(store=self.store, scope=scope, config=self.config)
+            version = skill_logic_version(self.definition, skill_id)
+            config = replace(self.config, logic_version=version)
+            cache = PlanCache(store=self.store, scope=f"{self.agent}/{skill_id}", config=config)
             self._caches[skill_id] = cache
         return cache
 
@@ -146,7 +170,9 @@ def default_caches(definition: AgentDefinition, store: object) -> PlanCaches | N
     config = definition.config
     agent = config.id or config.name or definition.root.name
     layers = CacheConfig(l0=config.plan_cache.l0, l1=config.plan_cache.l1)
-    return PlanCaches(store=plan_store_for(store), agent=agent, config=layers)
+    return PlanCaches(
+        store=plan_store_for(store), agent=agent, config=layers, definition=definition
+    )
 
 
 def turn_skill(history: tuple[Event, ...], turn_id: str) -> str | None:

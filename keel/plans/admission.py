@@ -107,11 +107,12 @@ def admit(
     exact: bool = False,
     policy: AdmissionPolicy = AdmissionPolicy(),
     gazetteers: Mapping[str, Sequence[str]] | None = None,
+    logic: str = LOGIC_SIG,
 ) -> Admitted | Rejected:
     """Run the checks in order; the first failure is the verdict (`gazetteers` feed the
     binder's `name:<list>` slots)."""
     row, plan = candidate.row, candidate.plan
-    detail = signature_mismatch(row, plan, candidate.stored_intent, intent, catalog)
+    detail = signature_mismatch(row, plan, candidate.stored_intent, intent, catalog, logic)
     if detail:
         return Rejected(reason="signature", detail=detail)
     if context_bound:
@@ -149,13 +150,18 @@ def check_plan(
 
 
 def signature_mismatch(
-    row: TemplateRow, plan: Plan, stored: Intent, current: Intent, catalog: Catalog
+    row: TemplateRow,
+    plan: Plan,
+    stored: Intent,
+    current: Intent,
+    catalog: Catalog,
+    logic: str = LOGIC_SIG,
 ) -> str:
     """Which signature no longer matches (empty when all do)."""
     tools = tools_sig(plan, catalog)
     if not tools or tools != row.tools_sig:
         return "tools"
-    if row.logic_sig != LOGIC_SIG:
+    if row.logic_sig != logic:
         return "logic"
     if not (row.pool_sig == pool_sig(stored, catalog) == pool_sig(current, catalog)):
         return "pool"
@@ -169,6 +175,7 @@ def bind_slots(
     exact: bool,
     policy: AdmissionPolicy,
     gazetteers: Mapping[str, Sequence[str]] | None = None,
+    logic: str = LOGIC_SIG,
 ) -> Admitted | Rejected:
     """The slot values for `request`: the recorded ones re-found in it for an exact hit,
     else the binder's (with the coverage and polarity checks the policy keeps)."""

@@ -39,6 +39,7 @@ from keel.plans.learning import Learner
 from keel.plans.maintenance import MaintenanceReport, run_maintenance
 from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan
+from keel.plans.signatures import logic_signature
 from keel.plans.store_port import PlanStore, TemplateRow
 
 __all__ = ["CacheConfig", "Decision", "DecisionLayer", "Hit", "Miss", "PlanCache", "Reason"]
@@ -201,6 +202,7 @@ class PlanCache:
             exact=exact,
             policy=self.config.admission,
             gazetteers=self.config.compile_options.gazetteers,
+            logic=logic_signature(self.config.logic_version),
         )
         return candidate, verdict
 
@@ -313,4 +315,5 @@ class PlanCache:
             config=self.config.maintenance,
             options=self.config.compile_options,
             scope=self.scope,
+            logic=logic_signature(self.config.logic_version),
         )

@@ -44,7 +44,7 @@ from keel.plans.feedback import (
 from keel.plans.intent import Intent
 from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan, shape_hash
-from keel.plans.signatures import LOGIC_SIG, pool_sig, tools_sig
+from keel.plans.signatures import logic_signature, pool_sig, tools_sig
 from keel.plans.store_port import Observation, PlanStore, TemplateRow
 from keel.tools.frozen import freeze_json
 
@@ -118,7 +118,7 @@ class Learner:
             bindings=compiled.bindings,
             tools_sig=tools,
             pool_sig=pool_sig(intent, catalog),
-            logic_sig=LOGIC_SIG,
+            logic_sig=logic_signature(self.config.logic_version),
             effectful=compiled.effectful,
             exact_only=compiled.exact_only,
             origin=origin,

@@ -107,13 +107,14 @@ def plan_maintenance(
     now: float,
     config: MaintenanceConfig = MaintenanceConfig(),
     options: CompileOptions = DEFAULT_OPTIONS,
+    logic: str = LOGIC_SIG,
 ) -> MaintenancePlan:
     """Decide one maintenance run (pure)."""
     counts: dict[str, int] = {}
     delete, survivors = _age(rows, now, config, counts)
     update: list[TemplateRow] = []
     for row in survivors:
-        cause = drift(row, catalog, recompile=config.recompile, options=options)
+        cause = drift(row, catalog, recompile=config.recompile, options=options, logic=logic)
         if cause and (row.layer == "l0" or cause == "missing_tool"):
             delete.append(row.id)
         elif cause and row.status != "stale":
@@ -168,6 +169,7 @@ def drift(
     *,
     recompile: bool = True,
     options: CompileOptions = DEFAULT_OPTIONS,
+    logic: str = LOGIC_SIG,
 ) -> str:
     """Why an entry no longer fits the catalog: `missing_tool`, `invalid` (unreadable, or
     the validator fails), `uncacheable` (re-compiling would not cache it, or an L1 entry
@@ -190,7 +192,7 @@ def drift(
     if (row.tools_sig, row.pool_sig, row.logic_sig) != (
         tools_sig(plan, catalog),
         pool_sig(intent, catalog),
-        LOGIC_SIG,
+        logic,
     ):
         return "drifted"
     if recompile:
@@ -210,6 +212,7 @@ async def run_maintenance(
     config: MaintenanceConfig = MaintenanceConfig(),
     options: CompileOptions = DEFAULT_OPTIONS,
     scope: str | None = None,
+    logic: str = LOGIC_SIG,
 ) -> MaintenanceReport:
     """Read every entry and anti-entry (of `scope`, when given: `catalog` is that scope's
     tools, so entries of other skills or agents are none of its business), decide, apply;
@@ -219,7 +222,9 @@ async def run_maintenance(
     if scope is not None:
         rows = [r for r in rows if r.scope == scope]
         anti = [a for a in anti if a.scope == scope]
-    decided = plan_maintenance(rows, anti, catalog, now=now, config=config, options=options)
+    decided = plan_maintenance(
+        rows, anti, catalog, now=now, config=config, options=options, logic=logic
+    )
     if decided.delete:
         await store.delete_many(decided.delete)
     for row in decided.update:

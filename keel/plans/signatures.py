@@ -102,3 +102,12 @@ def _hash(tag: str, parts: Iterable[str]) -> str:
 
 LOGIC_SIG: Final = logic_sig()
 """`logic_sig()` of the running code, computed once at import."""
+
+
+def logic_signature(version: str = "") -> str:
+    """`LOGIC_SIG` with the deployment's planner version folded in (`CacheConfig.
+    logic_version`: in the loop, a digest of the skill's text, the planner prompt and the
+    model group), so a change to what the planner would propose retires the entries."""
+    if not version:
+        return LOGIC_SIG
+    return hashlib.sha256(f"{LOGIC_SIG}|{version}".encode()).hexdigest()[:16]

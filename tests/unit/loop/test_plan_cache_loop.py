@@ -7,6 +7,7 @@ harness (a new engine) on that file, so what one conversation recorded serves th
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -241,4 +242,25 @@ async def test_a_recovery_that_could_repeat_a_committed_effect_is_refused_and_re
     assert _said(result.events)[-1] == (
         "I could not finish that: cancel_order. Already done: cancel_order. Nothing was repeated."
     )
+    await store.close()
+
+
+async def test_editing_the_skill_retires_its_cached_plans(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    shutil.copytree(AGENT, agent)
+    store = await _store(tmp_path)
+    looked_up = [_call("get_order", order_id="12"), "Order 12 is pending."]
+    one = ConversationHarness(
+        agent, ScriptedModel(["Hi.", *looked_up]), store=store, conversation_id="c1"
+    )  # type: ignore[list-item]
+    await one.send("/orders")
+    await one.send("where is order 12?")
+    skill = agent / "skills" / "orders" / "skill.md"
+    skill.write_text(skill.read_text() + "\nAlways give the order's status.\n")
+    model = ScriptedModel(["Hi.", *looked_up])  # type: ignore[list-item]
+    two = ConversationHarness(agent, model, store=store, conversation_id="c2")
+    await two.send("/orders")
+    result = await two.send("where is order 12?")
+    assert ("l0", False, "signature") in _decisions(result.events)
+    model.assert_complete()  # the model planned again
     await store.close()
