@@ -28,7 +28,9 @@ def _delivered(order_id: str, verb: str) -> Record | ToolResult:
 
 @tool(
     description="Request the return of items of a delivered order once the customer confirmed; "
-    "the refund goes to the original payment method or a gift card."
+    "the refund goes to the original payment method or a gift card.",
+    effect="write",
+    bindings={"item_ids": "piped", "payment_method_id": "piped"},
 )
 async def return_delivered_order_items(
     order_id: str, item_ids: list[str], payment_method_id: str
@@ -63,7 +65,9 @@ async def return_delivered_order_items(
 
 @tool(
     description="Request an exchange of delivered items for other variants of the same "
-    "products. Once per order: collect every item first, then get the customer's confirmation."
+    "products. Once per order: collect every item first, then get the customer's confirmation.",
+    effect="write",
+    bindings={"item_ids": "piped", "new_item_ids": "piped", "payment_method_id": "piped"},
 )
 async def exchange_delivered_order_items(
     order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str

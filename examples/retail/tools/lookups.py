@@ -7,7 +7,7 @@ from retaildb import current, failure, success
 from keel.tools import ToolResult, tool
 
 
-@tool(description="Look up a customer's user id from their email address.")
+@tool(description="Look up a customer's user id from their email address.", effect="read_only")
 async def find_user_id_by_email(email: str) -> ToolResult:
     """Case-insensitive match on the stored email.
 
@@ -21,7 +21,10 @@ async def find_user_id_by_email(email: str) -> ToolResult:
     return failure("user not found")
 
 
-@tool(description="Look up a customer's user id from their first name, last name and zip code.")
+@tool(
+    description="Look up a customer's user id from their first name, last name and zip code.",
+    effect="read_only",
+)
 async def find_user_id_by_name_zip(first_name: str, last_name: str, zip: str) -> ToolResult:
     """Names match case-insensitively, the zip code exactly. Prefer the email lookup.
 
@@ -42,7 +45,11 @@ async def find_user_id_by_name_zip(first_name: str, last_name: str, zip: str) ->
     return failure("user not found")
 
 
-@tool(description="Show a customer's profile: name, address, email, payment methods, orders.")
+@tool(
+    description="Show a customer's profile: name, address, email, payment methods, orders.",
+    effect="read_only",
+    bindings={"user_id": "piped"},
+)
 async def get_user_details(user_id: str) -> ToolResult:
     """The stored user record.
 
@@ -53,7 +60,10 @@ async def get_user_details(user_id: str) -> ToolResult:
     return failure("user not found") if user is None else success(user)
 
 
-@tool(description="Show an order: status, items, address, fulfilments and payments.")
+@tool(
+    description="Show an order: status, items, address, fulfilments and payments.",
+    effect="read_only",
+)
 async def get_order_details(order_id: str) -> ToolResult:
     """The stored order record.
 
@@ -64,7 +74,11 @@ async def get_order_details(order_id: str) -> ToolResult:
     return failure("order not found") if order is None else success(order)
 
 
-@tool(description="Show a product and all its variant items with options, price, availability.")
+@tool(
+    description="Show a product and all its variant items with options, price, availability.",
+    effect="read_only",
+    bindings={"product_id": "piped"},
+)
 async def get_product_details(product_id: str) -> ToolResult:
     """The stored product record. A product id is not an item id.
 
@@ -75,7 +89,10 @@ async def get_product_details(product_id: str) -> ToolResult:
     return failure("product not found") if product is None else success(product)
 
 
-@tool(description="List every product type in the store by name, with its product id.")
+@tool(
+    description="List every product type in the store by name, with its product id.",
+    effect="read_only",
+)
 async def list_all_product_types() -> ToolResult:
     """Product name -> product id, sorted by name (the store has 50 product types)."""
     by_name = {p["name"]: p["product_id"] for p in current()["products"].values()}

@@ -31,7 +31,10 @@ def _gift_card_add(method: Record, amount: float) -> None:
 
 @tool(
     description="Cancel a pending order once the customer confirmed; every payment is refunded "
-    "(to a gift card at once, otherwise in 5-7 business days)."
+    "(to a gift card at once, otherwise in 5-7 business days).",
+    effect="write",
+    bindings={"reason": "structural"},
+    idempotency_key=["order_id"],
 )
 async def cancel_pending_order(
     order_id: str, reason: Literal["no longer needed", "ordered by mistake"]
@@ -65,7 +68,10 @@ async def cancel_pending_order(
     return success(order)
 
 
-@tool(description="Change the shipping address of a pending order once the customer confirmed.")
+@tool(
+    description="Change the shipping address of a pending order once the customer confirmed.",
+    effect="write_idempotent",
+)
 async def modify_pending_order_address(
     order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
 ) -> ToolResult:
@@ -96,7 +102,9 @@ async def modify_pending_order_address(
 
 @tool(
     description="Pay a pending order with another of the customer's payment methods once they "
-    "confirmed; the original payment is refunded."
+    "confirmed; the original payment is refunded.",
+    effect="write",
+    bindings={"payment_method_id": "piped"},
 )
 async def modify_pending_order_payment(order_id: str, payment_method_id: str) -> ToolResult:
     """The new method is charged the order total and the original one refunded (a gift card
@@ -135,7 +143,9 @@ async def modify_pending_order_payment(order_id: str, payment_method_id: str) ->
 
 @tool(
     description="Swap items of a pending order for other variants of the same products. Once "
-    "per order: collect every item first, then get the customer's confirmation."
+    "per order: collect every item first, then get the customer's confirmation.",
+    effect="write",
+    bindings={"item_ids": "piped", "new_item_ids": "piped", "payment_method_id": "piped"},
 )
 async def modify_pending_order_items(
     order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str

@@ -9,7 +9,9 @@ from keel.tools import ToolResult, tool
 
 @tool(
     description="Change a customer's default address once they confirmed (existing orders keep "
-    "their own address)."
+    "their own address).",
+    effect="write_idempotent",
+    bindings={"user_id": "piped"},
 )
 async def modify_user_address(
     user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str

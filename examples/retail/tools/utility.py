@@ -42,7 +42,10 @@ def _value(node: ast.expr) -> float:
     raise ValueError("unsupported expression")
 
 
-@tool(description="Work out an arithmetic expression; the result is rounded to 2 decimals.")
+@tool(
+    description="Work out an arithmetic expression; the result is rounded to 2 decimals.",
+    effect="read_only",
+)
 async def calculate(expression: str) -> ToolResult:
     """Numbers, + - * /, parentheses and spaces only.
 
@@ -58,7 +61,10 @@ async def calculate(expression: str) -> ToolResult:
         return failure(str(exc))
 
 
-@tool(description="Write down a thought while reasoning; it looks nothing up and changes nothing.")
+@tool(
+    description="Write down a thought while reasoning; it looks nothing up and changes nothing.",
+    effect="read_only",
+)
 async def think(thought: str) -> ToolResult:
     """Answers with an empty text.
 
@@ -68,7 +74,10 @@ async def think(thought: str) -> ToolResult:
     return success("")
 
 
-@tool(description="Hand the customer over to a human agent, with a summary of their issue.")
+@tool(
+    description="Hand the customer over to a human agent, with a summary of their issue.",
+    effect="send",
+)
 async def transfer_to_human_agents(summary: str) -> ToolResult:
     """Only when the customer asks for a person, or the request is outside what these tools
     can do.
