@@ -157,24 +157,14 @@ class Engine:
         `plan_cache_decided` record (`layer: feedback`) is appended to the conversation.
         Returns what changed; raises `PlanFeedbackRefused` when there is nothing to learn.
         """
-        if signal not in ("approve", "reject", "repeat"):
-            raise PlanFeedbackRefused(conversation_id, turn_id, f"unknown signal {signal!r}")
         if self.plans is None:
             raise PlanFeedbackRefused(conversation_id, turn_id, "the agent has no plan_cache")
-        from keel.events.model import PlanCacheDecided
-        from keel.loop.plan_scope import turn_skill
+        from keel.loop.plan_scope import give_feedback
 
         async with self._lock(conversation_id):
             async with self._open(conversation_id, None) as (history, recorder):
-                skill_id = turn_skill(history, turn_id)
-                if skill_id is None:
-                    raise PlanFeedbackRefused(conversation_id, turn_id, "no plan ran in that turn")
                 now = self.clock.now().timestamp()
-                changed = await self.plans.for_skill(skill_id).feedback(turn_id, signal, now=now)
-                await recorder.emit(
-                    PlanCacheDecided(layer="feedback", hit=False, reason=f"{signal}:{changed}")
-                )
-                return changed
+                return await give_feedback(self.plans, recorder, history, turn_id, signal, now)
 
     async def _approve(
         self, t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from keel.events.model import Event, PlanExecuted, ToolExecuted, TurnStarted
+from keel.events.model import Event, PlanCacheDecided, PlanExecuted, ToolExecuted, TurnStarted
+from keel.loop.errors import PlanFeedbackRefused
+from keel.loop.recorder import Recorder
 from keel.loop.turn import TurnContext
 from keel.plans.cache import CacheConfig, PlanCache
 from keel.plans.intent import Intent
@@ -203,3 +205,23 @@ async def maintain_all(
         for name, count in asdict(report).items():
             totals[name] = totals.get(name, 0) + int(count)
     return totals
+
+
+async def give_feedback(
+    caches: PlanCaches,
+    recorder: Recorder,
+    history: tuple[Event, ...],
+    turn_id: str,
+    signal: str,
+    now: float,
+) -> str:
+    """Explicit feedback on a turn's plan (see `Engine.feedback`); returns what changed."""
+    conversation_id = recorder.conversation_id
+    if signal not in ("approve", "reject", "repeat"):
+        raise PlanFeedbackRefused(conversation_id, turn_id, f"unknown signal {signal!r}")
+    skill_id = turn_skill(history, turn_id)
+    if skill_id is None:
+        raise PlanFeedbackRefused(conversation_id, turn_id, "no plan ran in that turn")
+    changed = await caches.for_skill(skill_id).feedback(turn_id, signal, now=now)
+    await recorder.emit(PlanCacheDecided(layer="feedback", hit=False, reason=f"{signal}:{changed}"))
+    return changed
