@@ -16,11 +16,13 @@ from keel.loop.errors import PlanFeedbackRefused
 from keel.loop.recorder import Recorder
 from keel.loop.turn import TurnContext
 from keel.plans.cache import CacheConfig, PlanCache
+from keel.plans.catalog import Catalog
 from keel.plans.intent import Intent
 from keel.plans.normalise import normalise
 from keel.plans.plan import Plan
+from keel.plans.skill_catalog import catalog_for_skill
 from keel.plans.store_port import PlanStore
-from keel.project.definition import AgentDefinition
+from keel.project.definition import AgentDefinition, Skill
 
 REPHRASE_SECONDS = 60.0
 """The same intent asked again this soon after a cached answer is an implicit rejection."""
@@ -86,6 +88,7 @@ class PlanCaches:
         self.definition = definition
         self._caches: dict[str, PlanCache] = {}
         self._fillers: dict[tuple[str, str, str], str] = {}
+        self._catalogs: dict[tuple[int, tuple[str, ...]], tuple[Skill, Catalog]] = {}
 
     def for_skill(self, skill_id: str) -> PlanCache:
         """The cache of `skill_id` (made on first use)."""
@@ -96,6 +99,18 @@ class PlanCaches:
             cache = PlanCache(store=self.store, scope=f"{self.agent}/{skill_id}", config=config)
             self._caches[skill_id] = cache
         return cache
+
+    def catalog(self, skill: Skill, names: tuple[str, ...]) -> Catalog:
+        """`catalog_for_skill`, kept per skill object and admitted names (digests read the
+        tools' source once; a reloaded project brings new skill objects)."""
+        key = (id(skill), names)
+        found = self._catalogs.get(key)
+        if found is None or found[0] is not skill:
+            if len(self._catalogs) >= 256:
+                self._catalogs.clear()
+            found = (skill, catalog_for_skill(skill, names=names))
+            self._catalogs[key] = found
+        return found[1]
 
     @staticmethod
     def lang(definition: AgentDefinition) -> str:
@@ -196,8 +211,6 @@ async def maintain_all(
     """Run maintenance (spec §3.13) on every skill's cache against its current tools;
     returns the counts of what changed, summed over skills."""
     from dataclasses import asdict
-
-    from keel.plans.skill_catalog import catalog_for_skill
 
     totals: dict[str, int] = {}
     for skill_id, skill in sorted(definition.skills.items()):

@@ -53,8 +53,10 @@ def cache_skill(t: TurnContext) -> Skill | None:
 
 def turn_catalog(t: TurnContext, skill: Skill) -> Catalog:
     """The skill's tools whose `requires` holds now: the world a plan may use."""
-    names = [offer.name for offer in builder_offers(t.definition, t.state, skill)]
-    return catalog_for_skill(skill, names=names)
+    names = tuple(offer.name for offer in builder_offers(t.definition, t.state, skill))
+    if t.plans is None:
+        return catalog_for_skill(skill, names=names)
+    return t.plans.catalog(skill, names)
 
 
 async def plan_step(t: TurnContext) -> Next | None:
