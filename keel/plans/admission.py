@@ -14,7 +14,8 @@ A stored entry serves the current request only if, in this order:
 4. `status`: an L1 entry is `active` or `shadow` (not `demoted`, not `stale`);
 5. the slot binder takes every slot from the request (`binder_missing_slot`,
    `binder_ambiguous`), no entity of the request is left unused (`binder_coverage`) and
-   no negation differs from the recorded request (`polarity`);
+   no negation differs from the recorded request (`polarity`), for a template without
+   slots too;
 6. `licence`: every effectful step's verb is asked for by a clause of the current intent;
 7. `verb_coverage`: every verb asked for is done by some step;
 8. `validator`: the L2 validator passes on the plan with the bound values.
@@ -180,12 +181,12 @@ def bind_slots(
     """The slot values for `request`: the recorded ones re-found in it for an exact hit,
     else the binder's (with the coverage and polarity checks the policy keeps)."""
     slots = candidate.plan.slots
-    if not slots:
-        return Admitted(slots=MappingProxyType({}))
     if exact:
-        again = _realign(candidate.bindings, request)
+        again = _realign(candidate.bindings, request) if slots else MappingProxyType({})
         if again is not None and set(again) >= {n for n, s in slots.items() if s.required}:
             return Admitted(slots=again)
+    # not exact: the binder runs even for a template without slots, for its coverage and
+    # polarity checks ("show tomorrow's events" must not serve "... on 2026-03-05")
     result = bind(
         slots,
         request,

@@ -5,7 +5,11 @@ must be the same, kind and value, in the new request and in the recorded one. An
 entity means the request asks for more than the template does ("delete task 4 and 5"
 against "delete task 4"); a missing one means the template holds a value the request no
 longer says. An entity a slot consumed only in part (the 7 of "last 7 days") is compared
-by its remaining words ("last # days" is not "last # weeks").
+by its remaining words ("last # days" is not "last # weeks"). A free-text slot consumes
+only the kinds of entity its recorded words held: a `text` slot recorded as "buy milk" does
+not take "buy milk tomorrow" or "buy milk on 2026-03-05" (the date would reach the tool as
+words of a title, a silent change of what is asked), while one recorded as "pay rent
+today" takes "pay rent tomorrow".
 
 Polarity: a negation ("not", "don't", "without", "except", ...) said in one request and
 not the other, or the marked word of an antonym pair (`unread`, `disable`, `exclude`,
@@ -25,9 +29,20 @@ Span = tuple[int, int]
 
 
 def coverage_problem(
-    request: str, spans: Sequence[Span], source_request: str, source_spans: Sequence[Span]
+    request: str,
+    spans: Sequence[Span],
+    source_request: str,
+    source_spans: Sequence[Span],
+    *,
+    texts: Sequence[tuple[Span, Span]] = (),
 ) -> str:
-    """What differs between the unconsumed entities of the two requests ('' when nothing)."""
+    """What differs between the unconsumed entities of the two requests ('' when nothing);
+    `texts` pairs each free-text slot's span in `request` with its recorded span."""
+    for span, source in texts:
+        said, held = _kinds_inside(request, span), _kinds_inside(source_request, source)
+        if said != held:
+            odd = sorted((said - held).elements()) or sorted((held - said).elements())
+            return f"free-text slot {request[span[0] : span[1]]!r} differs in {', '.join(odd)}"
     now = Counter(leftover(request, spans))
     then = Counter(leftover(source_request, source_spans))
     if now == then:
@@ -53,6 +68,11 @@ def leftover(text: str, spans: Sequence[Span]) -> list[tuple[str, str]]:
         elif not any(s[0] <= core[0] and core[1] <= s[1] for s in covering):
             out.append((entity.kind, _masked(entity.text, entity.start, covering)))
     return out
+
+
+def _kinds_inside(text: str, span: Span) -> Counter[str]:
+    """The kinds of the entities of `text` that overlap `span`."""
+    return Counter(e.kind for e in find_entities(text) if e.start < span[1] and span[0] < e.end)
 
 
 def _core(text: str, offset: int) -> Span:

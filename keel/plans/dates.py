@@ -3,12 +3,14 @@
 Dates (kind `date`, value ISO `YYYY-MM-DD`, with `THH:MM[:SS]` when a time is attached):
 `2024-05-17` (and ISO date-times), `2024/05/17`, `5/17/2024` and `17/5/2024` (the US
 reading first, the day-first reading as an alternative), `17.05.2024`, "May 17, 2024",
-"17th of May 2024", "May 2024" (`2024-05`); without a year, "May 17" is `--05-17`. Impossible
-dates are not dates. Times (kind `time`, value `HH:MM`): `10:30`, `10:30 pm`, `3pm`.
+"17th of May 2024", "May 2024" (`2024-05`); without a year, "May 17" is `--05-17`, `3/5` is
+`--03-05` (and `--05-03` as an alternative), "in March" is `--03` and "on the 5th" is `---05`
+(ISO 8601 reduced forms). Impossible dates are not dates. Times (kind `time`, value
+`HH:MM`): `10:30`, `10:30 pm`, `3pm`.
 Relative windows (kind `time_window`, value the lower-case phrase with counts as digits):
 today, yesterday, tomorrow, this/last/next week|month|monday..., last 3 days, 2 weeks ago,
-in 2 hours, monday. A window is never an absolute time; its count is a `number` part.
-Pure.
+a week ago, in 2 hours, the weekend, monday. A window is never an absolute time; its count
+is a `number` part. Pure.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ _DMY: Final = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+({_MONTH})\b\.?(?:,?\s+(\d{{4}})\b)?", _I
 )
 _MONTH_YEAR: Final = re.compile(rf"\b({_MONTH})\.?\s+(\d{{4}})\b", _I)
+_MONTH_NAME: Final = "|".join(
+    sorted((m for m in _MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True)
+)
+_TIME_PREP: Final = r"(?:in|during|since|until|till|before|after|by|for|from|through|of|on)"
+_MONTH_ONLY: Final = re.compile(rf"\b{_TIME_PREP}\s+(?:the\s+month\s+of\s+)?({_MONTH_NAME})\b", _I)
+_MONTH_DAY: Final = re.compile(r"(?<![\w/.-])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)")
+_DAY_ONLY: Final = re.compile(
+    rf"\b{_TIME_PREP}\s+the\s+((\d{{1,2}})(?:st|nd|rd|th))\b(?!\s+(?:of\s+)?(?:{_MONTH})\b)", _I
+)
 _TIME: Final = re.compile(
     r"(?<![\w:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap])\.?m\b\.?)?(?![\w:]|\.\d)"
     r"|(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?",
@@ -52,7 +63,9 @@ _WINDOWS: Final = tuple(
         rf"(?:morning|afternoon|evening|night|weekend|{_UNIT}|{_WEEKDAY})\b",
         rf"\b(?:within\s+the\s+)?(?:last|past|next|previous|coming)\s+(\d+|{_NUMWORD})\s+{_UNIT}\b",
         rf"\b(\d+|{_NUMWORD})\s+{_UNIT}\s+(?:ago|from\s+now)\b",
+        rf"\b(?:a|an|one)\s+{_UNIT}\s+(?:ago|from\s+now)\b|\bin\s+(?:a|an|one)\s+{_UNIT}\b",
         rf"\bin\s+(\d+|{_NUMWORD})\s+{_UNIT}\b",
+        r"\b(?:over\s+)?the\s+weekend\b",
         rf"\b{_WEEKDAY}s?\b",
     )
 )
@@ -77,7 +90,25 @@ def dates(text: str) -> list[Entity]:
     for m in _MONTH_YEAR.finditer(text):
         month = int(_month(m.group(1)))
         out.append(entity_of("date", m, f"{int(m.group(2)):04d}-{month:02d}"))
+    return out + _partial_dates(text)
+
+
+def _partial_dates(text: str) -> list[Entity]:
+    """Dates without a year: `5/17`, "in March", "on the 5th" (each an absolute time)."""
+    out: list[Entity] = []
+    for m in _MONTH_DAY.finditer(text):
+        _add_date(out, m, [(None, m.group(1), m.group(2)), (None, m.group(2), m.group(1))])
+    for m in _MONTH_ONLY.finditer(text):
+        out.append(_span_entity(m, 1, f"--{int(_month(m.group(1))):02d}"))
+    for m in _DAY_ONLY.finditer(text):
+        if 1 <= int(m.group(2)) <= 31:
+            out.append(_span_entity(m, 1, f"---{int(m.group(2)):02d}"))
     return out
+
+
+def _span_entity(m: re.Match[str], group: int, value: str) -> Entity:
+    start, end = m.span(group)
+    return Entity(kind="date", start=start, end=end, text=m.group(group), value=value)
 
 
 def times(text: str) -> list[Entity]:

@@ -7,7 +7,9 @@ Kinds, most specific first when two overlap: `quoted` ("..." or '...'), `url`, `
 `date` (ISO, Y/M/D, M/D/Y and D/M/Y, D.M.Y, "May 17, 2024", "17 May", "May 2024";
 a time of day makes it a date-time), `time` (10:30, 3pm), `path` (`/a/b`, `~/x`, `C:\\x`,
 `a/b.txt`, `name.ext` with a known extension), `glob` (`*.pdf`, and file-type words:
-"PDFs", "pdf files" -> `*.pdf`), `time_window` (relative words: today, yesterday, last
+"PDFs", "pdf files" -> `*.pdf`; any extension-like word right before "files"/"documents",
+a known extension or an upper-case acronym: "TMP files" -> `*.tmp`; a lone `.tmp`;
+a dot-file such as `.zshrc` is a path), `time_window` (relative words: today, yesterday, last
 week, past 3 days, 2 days ago, monday: never absolute), `id` (`#40`, `W1234567`, `INV-2024`),
 `number` (digits with `1,000` and `2.5` forms, "five"). Each entity has a canonical
 `value` (ISO dates, `HH:MM` times, lower-case e-mails, ints) so two spellings of one value
@@ -26,7 +28,14 @@ from typing import Final
 from keel.extract.extractors import _EMAIL
 from keel.plans.dates import dates, times, windows
 from keel.plans.entity import KINDS, Entity, entity_of
-from keel.plans.lexicon import EXTENSIONS, FILE_TYPES, NUMBER_WORDS, PLURAL_TYPES, tokens
+from keel.plans.lexicon import (
+    DETERMINERS,
+    EXTENSIONS,
+    FILE_TYPES,
+    NUMBER_WORDS,
+    PLURAL_TYPES,
+    tokens,
+)
 
 _I: Final = re.IGNORECASE
 _NUMWORD: Final = "|".join(NUMBER_WORDS)
@@ -35,6 +44,17 @@ _URL: Final = re.compile(r"\bhttps?://[^\s<>\"']+", _I)
 _TYPE_WORDS: Final = "|".join(sorted(FILE_TYPES, key=len, reverse=True))
 _TYPE_PLURAL: Final = re.compile(rf"\b({'|'.join(sorted(PLURAL_TYPES))})s\b", _I)
 _TYPE_NOUN: Final = re.compile(rf"\b({_TYPE_WORDS})\s+(?:files?|documents?|docs)\b", _I)
+_EXT_NOUN: Final = re.compile(
+    r"(?<![\w.*])([A-Za-z][A-Za-z0-9]{1,4})\s+(?:files?|documents?|docs)\b", _I
+)
+_DOT_EXT: Final = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}")
+_DOTFILE: Final = re.compile(r"\.[A-Za-z_][\w.-]*")
+_NOT_TYPES: Final = DETERMINERS | frozenset(
+    {"new", "old", "big", "small", "large", "recent", "open", "other", "same", "more", "most"}
+    | {"few", "many", "no", "of", "in", "on", "to", "for", "from", "with", "and", "or", "list"}
+    | {"find", "show", "move", "copy", "read", "send", "get", "sort", "edit", "save", "tag"}
+)
+"""Upper-case words before "files" that are no file type ("LIST ALL FILES")."""
 _ID: Final = re.compile(
     r"(?<![\w#@/\\.-])(?:#\d+|(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])"
     r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9])(?![\w@/\\#]|\.\w)"
@@ -138,6 +158,8 @@ def _paths(text: str) -> list[Entity]:
 def _is_path(raw: str) -> bool:
     if raw.casefold() in _NOT_PATHS or "://" in raw or "@" in raw or "*" in raw:
         return False
+    if _DOTFILE.fullmatch(raw):
+        return not _dot_glob(raw)
     if "?" in raw.rstrip("?"):
         return False
     if raw.startswith(("/", "~", "./", "../")) or re.match(r"[A-Za-z]:\\", raw) or "\\" in raw:
@@ -155,11 +177,32 @@ def _globs(text: str) -> list[Entity]:
         raw = token.text
         if "*" in raw or "?" in raw.rstrip("?"):
             out.append(Entity(kind="glob", start=token.start, end=token.end, text=raw, value=raw))
+        elif _dot_glob(raw):
+            value = "*" + raw.lower()
+            out.append(Entity(kind="glob", start=token.start, end=token.end, text=raw, value=value))
     for m in _TYPE_PLURAL.finditer(text):
         out.append(entity_of("glob", m, f"*.{FILE_TYPES[m.group(1).lower()]}"))
     for m in _TYPE_NOUN.finditer(text):
         out.append(entity_of("glob", m, f"*.{FILE_TYPES[m.group(1).lower()]}"))
+    for m in _EXT_NOUN.finditer(text):
+        if _extension_like(m.group(1)):
+            out.append(entity_of("glob", m, f"*.{m.group(1).lower()}"))
     return out
+
+
+def _dot_glob(raw: str) -> bool:
+    """`.tmp`, `.PDF`: an extension said alone (a dot-file name is a path)."""
+    if _DOT_EXT.fullmatch(raw) is None:
+        return False
+    return raw[1:].casefold() in EXTENSIONS or raw[1:].isupper()
+
+
+def _extension_like(word: str) -> bool:
+    """A known extension, or an upper-case acronym ("TMP", "MP3"), not a file-type name."""
+    folded = word.casefold()
+    if folded in FILE_TYPES:
+        return False  # `_TYPE_NOUN` reads it ("text files" are `*.txt`)
+    return folded in EXTENSIONS or (word.isupper() and folded not in _NOT_TYPES)
 
 
 def _ids(text: str) -> list[Entity]:

@@ -42,8 +42,9 @@ class Intent:
 
     @property
     def complete(self) -> bool:
-        """At least one clause: L1 needs a complete intent."""
-        return bool(self.clauses)
+        """At least one clause, and each names its object: L1 needs a complete intent (a
+        bare `delete:` would key "delete the spam" and "delete everything" alike)."""
+        return bool(self.clauses) and all(c.object for c in self.clauses)
 
     @property
     def verbs(self) -> frozenset[str]:

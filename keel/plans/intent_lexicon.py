@@ -7,7 +7,9 @@ when the catalog has none (a verb the catalog cannot do still makes a clause, so
 plan that skips it is not served). Objects: the tail of each tool name (`files_spreadsheet`
 -> "files spreadsheet") as written first, then singular or plural, then each of its words
 and their noun-group mates as weaker aliases (`emails` for `messages`, `documents` and
-`pdfs` for `files`; images stay images). Pure.
+`pdfs` for `files`; images stay images). Split verbs: a head, a few words, then a
+particle ("mark task 4 as done" is complete, "mark it as not done" is reopen, "switch
+notifications off" is disable, "tick task 4 off" is complete), read by `split_verb`. Pure.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from keel.plans.catalog import Catalog
 from keel.plans.lexicon import (
     OBJECT_SYNONYMS,
     PLURAL_TYPES,
+    SEPARATORS,
+    VERB_NEGATIONS,
     inflections,
     plural,
     singular,
@@ -29,6 +33,8 @@ Lexicon = dict[tuple[str, ...], tuple[str, ...]]
 
 VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("delete", "remove", "erase", "trash", "destroy", "get rid of", "wipe", "purge", "discard"),
+    ("complete", "finish", "tick off", "check off", "cross off"),
+    ("reopen", "re-open"),
     ("cancel", "call off", "abort", "revoke"),
     ("send", "email", "mail", "dispatch"),
     (
@@ -47,7 +53,7 @@ VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("install",),
     ("uninstall",),
     ("count", "how many", "number of"),
-    ("summarize", "summarise", "sum up"),
+    ("summarize", "summarise", "sum up", "a summary of", "give me a summary of"),
     ("schedule", "book"),
     ("enable", "turn on", "activate", "switch on"),
     ("disable", "turn off", "deactivate", "switch off"),
@@ -66,6 +72,7 @@ VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("print",),
     ("play",),
     ("pay",),
+    ("refund", "reimburse", "give a refund", "issue a refund", "process a refund"),
     ("buy", "purchase"),
     ("return",),
     ("exchange", "swap"),
@@ -73,6 +80,21 @@ VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
 )
 """Built-in synonym groups, the group's usual name first. Groups never mix operations
 (archive is not delete, cancel is not delete)."""
+
+SPLIT_VERBS: Final[tuple[tuple[frozenset[str], frozenset[str], str, bool], ...]] = (
+    (frozenset({"mark"}), frozenset({"done", "complete", "completed", "finished"}),
+     "complete", False),
+    (frozenset({"mark"}), frozenset({"undone", "incomplete", "unfinished", "open"}),
+     "reopen", False),
+    (frozenset({"tick", "check", "cross"}), frozenset({"off"}), "complete", True),
+    (frozenset({"turn", "switch"}), frozenset({"on"}), "enable", True),
+    (frozenset({"turn", "switch"}), frozenset({"off"}), "disable", True),
+)  # fmt: skip
+"""(heads, particles, verb group, particle ends the clause): a verb said around its object.
+A negation right before a `mark` particle swaps complete and reopen ("as not done")."""
+_SPLIT_GAP: Final = 6
+_CLAUSE_END: Final = SEPARATORS | {"please", "now", "again", "for", "too"}
+_SWAPPED: Final = {"complete": "reopen", "reopen": "complete"}
 
 _STOP_PARTS: Final = frozenset(
     {"by", "to", "of", "in", "on", "for", "all", "new", "and", "from", "with", "the", "a", "my"}
@@ -134,3 +156,22 @@ def _add(out: dict[tuple[str, ...], list[str]], phrase: str, target: str) -> Non
     found = out.setdefault(key, [])
     if target not in found:
         found.append(target)
+
+
+def split_verb(said: Sequence[str], i: int) -> tuple[str, int] | None:
+    """(verb group, index of the particle) when `said[i]` opens a split verb."""
+    for heads, particles, verb, at_end in SPLIT_VERBS:
+        if said[i] not in heads:
+            continue
+        for j in range(i + 1, min(len(said), i + 2 + _SPLIT_GAP)):
+            if said[j] in SEPARATORS:
+                break
+            if said[j] not in particles:
+                continue
+            if at_end and j + 1 < len(said) and said[j + 1] not in _CLAUSE_END:
+                continue
+            negated = said[j - 1] in VERB_NEGATIONS
+            if negated and verb not in _SWAPPED:
+                break
+            return (_SWAPPED[verb] if negated else verb), j
+    return None

@@ -5,35 +5,54 @@
 
 Built from the catalog: the verbs are the heads of tool names (`cancel` of `cancel_order`),
 the contracts' declared verbs (`call off` -> cancel) and a built-in table of synonym groups
-(delete/remove/erase, send/email/mail, list/show/find/get/look up, ...); a word of a group
-stands for the catalog verb of that group whose tool takes the clause's object. The objects
+(delete/remove/erase/get rid of, send/email/mail, list/show/find/get/look up, complete/
+finish/tick off, enable/turn on/switch on, ...); a word of a group stands for the catalog
+verb of that group whose tool takes the clause's object. A split verb surrounds its object
+("mark task 4 as done" is complete, "... as not done" reopen, "switch X off" disable). The objects
 are the tails of tool names, singular or plural (`orders` -> order), with a few noun groups
 (`emails` -> messages, `documents`/`pdfs` -> files). A verb said alone in the request
 ("delete X" with no delete tool) still makes a clause, so no cached plan drops it.
 
 Clauses come in text order, one per verb ("find X and delete Y" gives two); a verb takes
-the first object after it, else the object of the next verb it is joined to ("find and
-delete files"), else the previous clause's ("... and delete them"), else the only object
-its tools take. A negation cue in the three words before a verb marks the clause negated.
+the first object after it (`it`/`them` right after it stand for a borrowed one), else the
+first of these that one of its tools takes (else the first of them): the object of the
+next verb it is joined to ("find and delete files"), the previous clauses' ("... and
+delete them"), the object said before it ("what mail did I get"), the only object its
+tools take. A negation cue in the three words before a verb marks the clause negated.
 A word that is a verb and an object (`email`, `order`) is an object while a clause waits
-for one; a verb word after a determiner or right after another verb is not a verb ("show
-my open orders"). Nothing recognised: the empty (incomplete) intent. Pure.
+for one; a verb word after a determiner, a question word (`what`, `which`), a possessive
+("today's mail") or right after another verb is not a verb ("show my open orders"). Words
+inside quotes are never read (a task called "buy milk" asks no purchase). Nothing
+recognised: the empty (incomplete) intent. Pure.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
 from keel.plans.catalog import Catalog
+from keel.plans.entities import find_entities
 from keel.plans.intent import Clause, Intent
-from keel.plans.intent_lexicon import object_lexicon, verb_lexicon
-from keel.plans.lexicon import DETERMINERS, SEPARATORS, VERB_NEGATIONS, words
+from keel.plans.intent_lexicon import object_lexicon, split_verb, verb_lexicon
+from keel.plans.lexicon import DETERMINERS, SEPARATORS, VERB_NEGATIONS, tokens
 
 _PRODUCER_ORDER: Final = ("list", "find", "get", "read", "search", "show", "fetch")
 _NEG_WINDOW: Final = 3
+_LONGEST: Final = 5
+_QUOTED: Final = "\x00"
+"""Stands for each word inside quotes: a title such as "buy milk" says no verb."""
+_PRONOUNS: Final = frozenset({"it", "them"})
+"""After a verb, its object is the previous clause's ("find the PDFs and delete them")."""
+_NOT_BEFORE_VERB: Final = DETERMINERS | {"what", "which", "whose"}
+_POSSESSIVE: Final = re.compile(r"\w['\u2019]s$")
+_IS_CONTRACTED: Final = frozenset(
+    {"it", "that", "what", "there", "here", "who", "where", "how", "he", "she", "let"}
+)
+"""`what's` is "what is", not a possessive."""
 _QUESTION_WORDS: Final = DETERMINERS | {
     *("what", "which", "any", "how", "many", "much", "do", "does", "did", "i", "we", "have"),
     *("are", "is", "there", "me", "of", "open", "current", "recent", "latest", "new", "old"),
@@ -86,39 +105,48 @@ class IntentExtractor:
 
     def extract(self, text: str) -> Intent:
         """The clauses of `text`, in order; the empty intent when none is recognised."""
-        said = words(text)
-        mentions = self._mentions(said)
+        said, owners = _words(text)
+        mentions = self._mentions(said, owners)
         verbs = [m for m in mentions if m.kind == "verb"]
         if not verbs:
             return self._bare_object(said, mentions)
         clauses: list[Clause] = []
         objects: list[tuple[str, ...]] = [self._object_after(v, mentions) for v in verbs]
         for i, verb in enumerate(verbs):
-            options = objects[i] or self._borrowed(i, verbs, objects, said)
+            options = objects[i] or self._borrowed(i, verbs, objects, said, mentions)
             name, obj = self._resolve(verb.options, options)
             clauses.append(Clause(verb=name, object=obj, negated=self._negated(verb, said)))
         return Intent(clauses=tuple(clauses))
 
     # --- reading ------------------------------------------------------------------------
 
-    def _mentions(self, said: list[str]) -> list[_Mention]:
+    def _mentions(self, said: list[str], owners: frozenset[int]) -> list[_Mention]:
         out: list[_Mention] = []
+        particles: set[int] = set()  # the "done" of "mark task 4 as done": read already
         i = 0
         while i < len(said):
-            verb = _longest(self.verbs, said, i)
+            if i in particles:
+                i += 1
+                continue
+            split = split_verb(said, i)
+            verb = (1, self.verbs[(split[0],)]) if split else _longest(self.verbs, said, i)
             obj = _longest(self.objects, said, i)
             if verb and obj and self._wants_object(out):
                 verb = None
-            if verb and (said[i - 1] in DETERMINERS if i else False):
+            if verb and i and (said[i - 1] in _NOT_BEFORE_VERB or i - 1 in owners):
                 verb = None
             if verb and out and out[-1].kind == "verb" and out[-1].end == i:
                 verb = None
             if verb is not None:
                 out.append(_Mention(kind="verb", start=i, end=i + verb[0], options=verb[1]))
+                particles |= {split[1]} if split else set()
                 i += verb[0]
             elif obj is not None:
                 out.append(_Mention(kind="object", start=i, end=i + obj[0], options=obj[1]))
                 i += obj[0]
+            elif said[i] in _PRONOUNS and out and out[-1].kind == "verb" and out[-1].end == i:
+                out.append(_Mention(kind="object", start=i, end=i + 1, options=()))
+                i += 1
             else:
                 i += 1
         return out
@@ -143,16 +171,27 @@ class IntentExtractor:
         verbs: list[_Mention],
         objects: list[tuple[str, ...]],
         said: list[str],
+        mentions: list[_Mention],
     ) -> tuple[str, ...]:
+        """The object a verb said without one takes: the first of (the next verb's when
+        only separators stand between, the previous clauses', the object said before it,
+        the only object its tools take) that one of its tools takes, else the first."""
+        found: list[tuple[str, ...]] = []
         if i + 1 < len(verbs) and objects[i + 1]:
             between = said[verbs[i].end : verbs[i + 1].start]
             if all(w in SEPARATORS for w in between):
-                return objects[i + 1]
-        for j in range(i - 1, -1, -1):
-            if objects[j]:
-                return objects[j]
+                found.append(objects[i + 1])
+        found += [objects[j] for j in range(i - 1, -1, -1) if objects[j]]
+        before = [m for m in mentions if m.kind == "object" and m.end <= verbs[i].start]
+        if before and before[-1].options:
+            found.append(before[-1].options)  # "what mail did I get"
         sole = sorted({o for v in verbs[i].options for (tv, o) in self.pairs if tv == v})
-        return tuple(sole) if len(sole) == 1 else ()
+        if len(sole) == 1:
+            found.append(tuple(sole))
+        for options in found:
+            if any((v, o) in self.pairs for v in verbs[i].options for o in options):
+                return options
+        return found[0] if found else ()
 
     def _resolve(self, verbs: tuple[str, ...], objects: tuple[str, ...]) -> tuple[str, str]:
         for verb in verbs:
@@ -185,10 +224,26 @@ class IntentExtractor:
         return Intent()
 
 
+def _words(text: str) -> tuple[list[str], frozenset[int]]:
+    """The normalised words of `text` (each word inside quotes replaced by `_QUOTED`) and
+    the indices of possessives ("today's mail": a noun follows, not a verb)."""
+    quoted = [(e.start, e.end) for e in find_entities(text) if e.kind == "quoted"]
+    said = tokens(text)
+    words = [
+        _QUOTED if any(s <= t.start and t.end <= e for s, e in quoted) else t.norm for t in said
+    ]
+    owners = frozenset(
+        i
+        for i, t in enumerate(said)
+        if _POSSESSIVE.search(t.text) and t.norm[:-1] not in _IS_CONTRACTED
+    )
+    return words, owners
+
+
 def _longest(
     lexicon: Mapping[tuple[str, ...], tuple[str, ...]], said: list[str], i: int
 ) -> tuple[int, tuple[str, ...]] | None:
-    for size in (4, 3, 2, 1):
+    for size in range(_LONGEST, 0, -1):
         options = lexicon.get(tuple(said[i : i + size]))
         if options and i + size <= len(said):
             return size, options

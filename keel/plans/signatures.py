@@ -7,7 +7,11 @@
 * `pool_sig(intent, catalog)`: 16 hex over the candidate tool families of the intent's
   clauses: tools named `verb_object` or `verb_object_*` (object singular or plural); a
   producer verb (find, list, get, read) brings all four; an object that lives in files
-  (images, documents) brings the `files`/`dirs` families. A new sibling tool changes it.
+  (images, documents) brings the `files`/`dirs` families; a clause whose object was not
+  recognised brings every tool of its verb. An intent with no clauses (the extractor found
+  no verb: "what's on my calendar today?", a request in another language) has no family
+  to narrow to, so its pool is the whole catalog (the sorted tool names): any new tool
+  retires the exact entries recorded without an intent. A new sibling tool changes it.
 * `LOGIC_SIG`: 16 hex over the source text of the modules that decide what is cached and
   served (normaliser, lexicons, extractors, binder, compiler, validator, admission, these
   signatures), read through `importlib` when this module is imported. Editing any of them
@@ -61,7 +65,10 @@ def tools_sig(plan: Plan, catalog: Catalog) -> str:
 
 
 def pool_sig(intent: Intent, catalog: Catalog) -> str:
-    """H(sorted candidate families of the intent's clauses in `catalog`)."""
+    """H(sorted candidate families of the intent's clauses in `catalog`); the whole
+    catalog for an intent with no clauses."""
+    if not intent.clauses:
+        return _hash("pool/1", ["*", *sorted(catalog)])
     families: set[str] = set()
     for clause in intent.clauses:
         verbs = PRODUCER_VERBS if clause.verb in PRODUCER_VERBS else {clause.verb}
@@ -73,10 +80,11 @@ def pool_sig(intent: Intent, catalog: Catalog) -> str:
 
 
 def _in_family(name: str, verbs: Iterable[str], objects: set[str]) -> bool:
+    """`verb_object[_*]`; with no object, any tool of the verb."""
     head, _, tail = name.lower().partition("_")
     if head not in verbs or not tail:
         return False
-    return any(tail == o or tail.startswith(o + "_") for o in objects)
+    return not objects or any(tail == o or tail.startswith(o + "_") for o in objects)
 
 
 def logic_sig(modules: Iterable[str] = DECIDING_MODULES) -> str:

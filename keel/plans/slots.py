@@ -17,8 +17,9 @@ At serve time `bind(slots, request, source_request=...)` takes every slot from t
 exactly one span per required slot (several of the slot's kind are told apart by the
 words around the slot in the recorded request); then two checks against the recorded
 request: coverage (the entities no slot consumed must be the same in both, so "delete
-task 4 and 5" is not served by the plan of "delete task 4") and polarity (a negation or a
-marked antonym said in one and not the other). Pure.
+task 4 and 5" is not served by the plan of "delete task 4"; a free-text slot takes only
+the kinds of entity its recorded words held: "buy milk" not "buy milk tomorrow") and
+polarity (a negation or a marked antonym said in one and not the other). Pure.
 """
 
 from __future__ import annotations
@@ -203,15 +204,23 @@ def bind(
     clash = _clash(spans, sources)
     if clash:
         return BindMiss(reason="binder_ambiguous", detail=clash)
+    taken_spans = list(spans.values())
     recorded_spans = [span_tokens(r, recorded) for r in sources.values() if r is not None]
     if coverage:
-        problem = coverage_problem(request, list(spans.values()), source_request, recorded_spans)
+        texts = [
+            (spans[n], span_tokens(r, recorded))
+            for n, r in sources.items()
+            if n in spans and r is not None and slots[n].type.startswith("text")
+        ]
+        problem = coverage_problem(
+            request, taken_spans, source_request, recorded_spans, texts=texts
+        )
         if problem:
             return BindMiss(reason="binder_coverage", detail=problem)
-    if polarity:
-        problem = polarity_problem(request, list(spans.values()), source_request, recorded_spans)
-        if problem:
-            return BindMiss(reason="polarity", detail=problem)
+    if polarity and (
+        problem := polarity_problem(request, taken_spans, source_request, recorded_spans)
+    ):
+        return BindMiss(reason="polarity", detail=problem)
     return Bound(values=MappingProxyType(values), spans=MappingProxyType(spans))
 
 

@@ -111,6 +111,24 @@ def test_binder_reasons() -> None:
     assert reason(verdict("list files not in /tmp/docs")) == "polarity"
 
 
+def test_a_template_without_slots_still_meets_coverage_and_polarity() -> None:
+    events = catalog(tool("list_events"))
+    slotless = plan(("list_events", {}))
+    recorded = "show tomorrow's events"
+
+    def check(request: str, **kw: object) -> str:
+        return reason(verdict(request, recorded=recorded, executed=slotless, cat=events, **kw))
+
+    assert check("show my events on 2026-03-05") == "binder_coverage"
+    assert check("show my events on March 5, 2026") == "binder_coverage"
+    assert check("show today's events") == "binder_coverage"
+    assert check("don't show tomorrow's events") == "polarity"
+    assert check("show tomorrow's events!") == "admitted"
+    assert check("show tomorrow's events", exact=True, row={"layer": "l0"}) == "admitted"
+    lax = AdmissionPolicy(coverage=False)
+    assert check("show my events on 2026-03-05", policy=lax) == "admitted"
+
+
 def test_coverage_and_polarity_can_be_switched_off() -> None:
     lax = AdmissionPolicy(coverage=False, polarity=False)
     assert reason(verdict("list files not in /tmp/docs", policy=lax)) == "admitted"

@@ -413,3 +413,33 @@ def test_compile_works_on_the_normalised_request() -> None:
         executed, request=normalise("Find PDFs in Projects!"), catalog=CATALOG, intent=Intent()
     )
     assert isinstance(result, Compiled) and not result.exact_only
+
+
+def test_an_extension_word_before_files_becomes_a_glob_slot() -> None:
+    executed = plan(("find_files", {"folder": "/tmp", "pattern": "*.tmp"}))
+    result = compiled(executed, "list TMP files in /tmp")
+    assert args(result) == {"folder": "${SLOT:folder}", "pattern": "${SLOT:pattern}"}
+    assert result.template.slots["pattern"].type == "glob"
+    assert not result.exact_only
+    bound = bind(
+        result.template.slots, "list CSV files in /docs", source_request="list TMP files in /tmp"
+    )
+    assert isinstance(bound, Bound) and bound.values == {"folder": "/docs", "pattern": "*.csv"}
+    dotted = compiled(executed, "list the files ending in .tmp in /tmp")
+    assert dotted.template.slots["pattern"].type == "glob"
+
+
+def test_a_template_without_a_type_slot_does_not_serve_a_typed_request() -> None:
+    result = compiled(plan(("find_files", {"folder": "/tmp"})), "list files in /tmp")
+    assert set(result.template.slots) == {"folder"}
+    for said in ("list TMP files in /tmp", "list files ending in .log in /tmp"):
+        miss = bind(result.template.slots, said, source_request="list files in /tmp")
+        assert isinstance(miss, BindMiss) and miss.reason == "binder_coverage", said
+
+
+def test_a_date_said_without_a_year_is_absolute_time() -> None:
+    assert refused(plan(("find_messages", {"query": "3/5"})), "mail from 3/5") == "absolute_time"
+    baked = plan(("find_messages", {"folder": "inbox"}), final="Nothing since the 5th.")
+    assert refused(baked, "show my inbox") == "absolute_time"
+    month = plan(("find_messages", {"folder": "inbox"}), final="Nothing in March.")
+    assert refused(month, "show my inbox") == "absolute_time"

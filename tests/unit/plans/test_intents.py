@@ -194,3 +194,84 @@ def test_case_and_punctuation_do_not_matter(extractor: IntentExtractor) -> None:
 def test_intent_survives_the_store_round_trip(extractor: IntentExtractor) -> None:
     intent = extractor.extract("find the files but don't delete them")
     assert Intent.from_json(intent.to_json()) == intent
+
+
+# --- phrase verbs, split verbs, quotes, pronouns --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def todo() -> IntentExtractor:
+    tools = {
+        "list_tasks": READ,
+        "create_task": ToolContract(effect="write"),
+        "complete_task": ToolContract(effect="write"),
+        "reopen_task": ToolContract(effect="write"),
+        "delete_task": ToolContract(effect="delete"),
+        "enable_feature": ToolContract(effect="write"),
+        "disable_feature": ToolContract(effect="write"),
+        "find_messages": READ,
+        "send_message": ToolContract(effect="send"),
+        "find_files": READ,
+        "delete_files": ToolContract(effect="delete"),
+        "get_order": READ,
+        "refund_order": ToolContract(effect="write"),
+    }
+    return IntentExtractor.for_catalog(
+        catalog_of(plan_tool(name, {}, contract) for name, contract in tools.items())
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mark task 4 as done", "complete:task"),
+        ("mark task 4 done", "complete:task"),
+        ("mark task 4 as complete", "complete:task"),
+        ("please mark the task as finished", "complete:task"),
+        ("tick off task 4", "complete:task"),
+        ("tick task 4 off", "complete:task"),
+        ("finish task 4", "complete:task"),
+        ("mark task 4 as not done", "reopen:task"),
+        ("mark task 4 as undone", "reopen:task"),
+        ("turn on notifications", "enable:feature"),
+        ("switch on notifications", "enable:feature"),
+        ("switch notifications on", "enable:feature"),
+        ("turn notifications off please", "disable:feature"),
+        ("switch off notifications", "disable:feature"),
+        ("get rid of task 4", "delete:task"),
+        ("give a refund for order W14", "refund:order"),
+        ("mark task 4 as done and delete task 9", "complete:task>delete:task"),
+    ],
+)
+def test_phrase_and_split_verbs(todo: IntentExtractor, text: str, expected: str) -> None:
+    assert sig(todo, text) == expected
+
+
+def test_split_verbs_keep_negation(todo: IntentExtractor) -> None:
+    assert sig(todo, "don't mark it done") == "!complete:task"
+    assert todo.extract("don't mark task 4 as done").verbs == frozenset()
+    assert sig(todo, "do not switch notifications off") == "!disable:feature"
+
+
+def test_a_particle_that_is_a_preposition_is_no_split_verb(todo: IntentExtractor) -> None:
+    assert sig(todo, "turn left on main street") == ""
+    assert "enable" not in todo.extract("switch the task on monday to bob").verbs
+
+
+def test_words_in_quotes_are_no_verbs(todo: IntentExtractor) -> None:
+    assert sig(todo, 'add a task "send invoices"') == "create:task"
+    assert sig(todo, "add a task 'delete old files'") == "create:task"
+
+
+def test_a_pronoun_object_lets_the_next_verb_word_be_a_verb(todo: IntentExtractor) -> None:
+    text = "list the PDFs, delete them and email the list to bob@x.org"
+    assert sig(todo, text) == "find:files>delete:files>send:message"
+
+
+def test_question_words_and_possessives_come_before_nouns(todo: IntentExtractor) -> None:
+    assert sig(todo, "what mail did I get today?") == "find:messages"
+    assert "send" not in todo.extract("find tasks and today's mail").verbs
+
+
+def test_a_borrowed_object_is_one_the_verbs_tools_take(todo: IntentExtractor) -> None:
+    assert sig(todo, "complete task 4 and enable notifications") == ("complete:task>enable:feature")

@@ -115,6 +115,24 @@ def test_pool_sig_depends_on_the_intent() -> None:
     assert re.fullmatch(r"[0-9a-f]{16}", pool_sig(Intent(), cat))
 
 
+def test_pool_sig_of_an_intent_without_clauses_covers_the_whole_catalog() -> None:
+    empty = Intent()
+    before = pool_sig(empty, catalog(*BASE))
+    for new in ("summarize_messages", "deletefiles", "translate"):
+        assert pool_sig(empty, catalog(*BASE, tool(new))) != before, new
+    assert pool_sig(empty, catalog(*reversed(BASE))) == before  # names, sorted
+    changed = tool("list_tasks", code="def list_tasks(): return []")
+    assert pool_sig(empty, catalog(*BASE[:2], changed)) == before  # tools_sig covers code
+    assert pool_sig(empty, catalog(*BASE[:2])) != before  # a tool gone
+
+
+def test_a_clause_without_an_object_covers_every_tool_of_its_verb() -> None:
+    asked = intent("delete:")
+    before = pool_sig(asked, catalog(*BASE))
+    assert pool_sig(asked, catalog(*BASE, tool("delete_events"))) != before
+    assert pool_sig(asked, catalog(*BASE, tool("send_message"))) == before
+
+
 # --- LOGIC_SIG ---------------------------------------------------------------------------------
 
 

@@ -379,3 +379,122 @@ def test_text_slot_without_its_neighbours_is_missing() -> None:
 def test_unknown_slot_type_is_missing() -> None:
     got = bind({"x": slot("colour", "red")}, "paint it red", source_request="paint it red")
     assert isinstance(got, BindMiss) and got.reason == "binder_missing_slot"
+
+
+# --- absolute dates, time words and file types against a template (bench defects) --------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("events on 3/5", "--03-05"),
+        ("events in March", "--03"),
+        ("events during the month of april", "--04"),
+        ("events on the 5th", "---05"),
+        ("due by the 31st", "---31"),
+    ],
+)
+def test_dates_without_a_year(text: str, value: str) -> None:
+    assert kinds(text) == [("date", value)]
+    assert has_absolute_time(text)
+
+
+@pytest.mark.parametrize("text", ["you may delete it", "the 3rd task", "on the 32nd", "I march"])
+def test_words_that_only_look_like_dates(text: str) -> None:
+    assert not has_absolute_time(text)
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "show my events on 2026-03-05",
+        "show my events on March 5, 2026",
+        "show my events on 5 March 2026",
+        "show my events on 3/5",
+        "show my events on the 5th",
+        "show my events in March",
+        "show my events",
+    ],
+)
+def test_an_absolute_date_no_slot_takes_is_a_coverage_miss(request_text: str) -> None:
+    result = bind({}, request_text, source_request="show tomorrow's events")
+    assert isinstance(result, BindMiss) and result.reason == "binder_coverage"
+
+
+@pytest.mark.parametrize(
+    ("recorded", "request_text"),
+    [
+        ("show tomorrow's events", "show today's events"),
+        ("show my mail from yesterday", "show my mail from last week"),
+        ("show my mail from last week", "show my mail from today"),
+        ("show my mail", "show my mail from yesterday"),
+        ("show my mail from today", "show my mail"),
+        ("list files from the last 3 days", "list files from 3 weeks ago"),
+        ("show my mail from a week ago", "show my mail from an hour ago"),
+    ],
+)
+def test_a_relative_time_pivot_is_a_coverage_miss(recorded: str, request_text: str) -> None:
+    result = bind({}, request_text, source_request=recorded)
+    assert isinstance(result, BindMiss) and result.reason == "binder_coverage"
+
+
+def test_the_same_time_word_and_a_time_slot_still_bind() -> None:
+    assert isinstance(
+        bind({}, "SHOW tomorrow's events", source_request="show tomorrow's events"), Bound
+    )
+    window = {"when": slot("time_window", "yesterday")}
+    result = bind(
+        window, "show my mail from last week", source_request="show my mail from yesterday"
+    )
+    assert isinstance(result, Bound) and result.values == {"when": "last week"}
+
+
+def test_a_free_text_slot_takes_no_time_its_recording_did_not_hold() -> None:
+    title = {"title": slot("text", "buy milk")}
+    recorded = "remind me to buy milk"
+    for said in ("remind me to buy milk tomorrow", "remind me to buy bread on 2026-03-05"):
+        result = bind(title, said, source_request=recorded)
+        assert isinstance(result, BindMiss) and result.reason == "binder_coverage", said
+    result = bind(title, "remind me to buy bread", source_request=recorded)
+    assert isinstance(result, Bound) and result.values == {"title": "buy bread"}
+    dated = {"title": slot("text", "pay rent today")}
+    result = bind(
+        dated, "remind me to pay rent tomorrow", source_request="remind me to pay rent today"
+    )
+    assert isinstance(result, Bound) and result.values == {"title": "pay rent tomorrow"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("list TMP files in /tmp", [("glob", "*.tmp"), ("path", "/tmp")]),
+        ("list tmp files", [("glob", "*.tmp")]),
+        ("find xlsx documents", [("glob", "*.xlsx")]),
+        ("find MP3 files", [("glob", "*.mp3")]),
+        ("find HEIC docs", [("glob", "*.heic")]),
+        ("find AVIF files", [("glob", "*.avif")]),  # an acronym, known or not
+        ("list files ending in .tmp", [("glob", "*.tmp")]),
+        ("open .zshrc", [("path", ".zshrc")]),
+        ("LIST ALL FILES", []),
+        ("list my files", []),
+        ("show old files", []),
+        ("find data files", []),  # a plain lower-case word is no type
+    ],
+)
+def test_extension_words_before_a_file_word_are_globs(
+    text: str, expected: list[tuple[str, object]]
+) -> None:
+    assert kinds(text) == expected
+
+
+def test_an_unknown_file_type_is_a_coverage_miss_unless_a_slot_takes_it() -> None:
+    folder = {"folder": slot("path", "/tmp")}
+    for said in ("list TMP files in /tmp", "list CSV files in /tmp", "list xlsx files in /tmp"):
+        result = bind(folder, said, source_request="list files in /tmp")
+        assert isinstance(result, BindMiss) and result.reason == "binder_coverage", said
+    match = align("*.tmp", "list TMP files in /tmp")
+    assert match is not None and (match.type, match.text) == ("glob", "TMP files")
+    typed = {"folder": slot("path", "/tmp"), "pattern": slot("glob", "TMP files")}
+    result = bind(typed, "list CSV files in /docs", source_request="list TMP files in /tmp")
+    assert isinstance(result, Bound)
+    assert result.values == {"folder": "/docs", "pattern": "*.csv"}
