@@ -43,11 +43,9 @@ class CacheConfig:
     l0_observations: bool = True
     """Turns served by L0 write an L1 observation (feedback on them reaches L1)."""
     max_l1_candidates: int = 3
-    feedback_window: int = 5000
     logic_version: str = ""
     """What else decides plans besides Keel's code (the skill's text, the planner prompt,
     the model): part of every entry's logic signature (`signatures.logic_signature`)."""
-    """Recent observations searched for the turn a feedback signal names."""
     admission: AdmissionPolicy = field(default_factory=AdmissionPolicy)
     feedback: FeedbackRules = field(default_factory=FeedbackRules)
     maintenance: MaintenanceConfig = field(default_factory=MaintenanceConfig)

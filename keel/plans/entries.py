@@ -5,10 +5,11 @@ observations, and the record of where an observation's template came from.
   request); id `l0-<key>`.
 * L1 key: `<intent signature>|<slot signature>|<shape hash>` (a store keeps one row per
   key, and several shapes may compete for an intent); id `l1-` + 16 hex of its hash.
-* An observation's plan carries, under `meta.cache`, the `Source` of its template (the
-  normalised request, intent, slot signature and bindings, the signatures at record time,
-  the L0 entry written for the request, the layer that served the turn), so feedback can
-  promote it without the catalog and delete the serving L0 entry on a reject.
+* An observation holds its template (`plan_json`) and, in its own fields, the `Source` of
+  the template (the request, intent, slot signature and bindings, the signatures at record
+  time, whether it is exact-only, the L0 entry written for the request, the layer that
+  served the turn), so feedback can promote it without the catalog and delete the serving
+  L0 entry on a reject, and the store can count its signals without reading any JSON.
 * `request_text` holds the recorded request as said (not normalised): the binder locates
   slot sources, entities and negations in it.
 
@@ -30,8 +31,6 @@ from keel.plans.compiler import CONTEXT_BOUND, Compiled, Uncacheable, compile_pl
 from keel.plans.intent import Intent
 from keel.plans.plan import Plan, parse_plan, shape_hash
 from keel.plans.store_port import Observation, TemplateRow
-
-META_KEY: Final = "cache"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -82,43 +81,6 @@ class Source:
     served: str = ""
     """`l0`, `l1`, or empty for a planned turn."""
     origin: str = "planner"
-
-    def to_json(self) -> dict[str, object]:
-        """The stored form."""
-        return {
-            "request": self.request,
-            "intent": self.intent.to_json(),
-            "slot_sig": self.slot_sig,
-            "bindings": _plain(self.bindings),
-            "tools_sig": self.tools_sig,
-            "pool_sig": self.pool_sig,
-            "logic_sig": self.logic_sig,
-            "effectful": self.effectful,
-            "exact_only": self.exact_only,
-            "l0_id": self.l0_id,
-            "served": self.served,
-            "origin": self.origin,
-        }
-
-    @staticmethod
-    def from_json(raw: Mapping[str, object]) -> Source:
-        """Read the stored form (missing fields read as empty)."""
-        bindings = raw.get("bindings")
-        l0_id = raw.get("l0_id")
-        return Source(
-            request=str(raw.get("request", "")),
-            intent=Intent.from_json(raw.get("intent")),
-            slot_sig=str(raw.get("slot_sig", "")),
-            bindings=MappingProxyType(dict(bindings) if isinstance(bindings, Mapping) else {}),
-            tools_sig=str(raw.get("tools_sig", "")),
-            pool_sig=str(raw.get("pool_sig", "")),
-            logic_sig=str(raw.get("logic_sig", "")),
-            effectful=raw.get("effectful") is not False,
-            exact_only=raw.get("exact_only") is True,
-            l0_id=l0_id if isinstance(l0_id, str) else None,
-            served=str(raw.get("served", "")),
-            origin=str(raw.get("origin", "planner")),
-        )
 
 
 def l1_key(intent_sig: str, slot_sig: str, shape: str) -> str:
@@ -197,31 +159,53 @@ def observation_of(
     *, turn_id: str, scope: str, plan: Plan, source: Source, template_id: str | None, now: float
 ) -> Observation:
     """The observation of a turn that ran `plan` (a template) for `source.intent`."""
-    data = plan.to_json()
-    meta = data.get("meta")
-    data["meta"] = {**(meta if isinstance(meta, dict) else {}), META_KEY: source.to_json()}
     return Observation(
         turn_id=turn_id,
         scope=scope,
         intent_sig=source.intent.signature,
         shape_hash=shape_hash(plan),
-        plan_json=json.dumps(data, sort_keys=True, separators=(",", ":"), default=str),
+        plan_json=json.dumps(plan.to_json(), sort_keys=True, separators=(",", ":"), default=str),
         template_id=template_id,
         ts=now,
+        slot_sig=source.slot_sig,
+        request_text=source.request,
+        stored_intent_json=json.dumps(source.intent.to_json(), sort_keys=True),
+        bindings_json=_dumps(source.bindings),
+        tools_sig=source.tools_sig,
+        pool_sig=source.pool_sig,
+        logic_sig=source.logic_sig,
+        effectful=source.effectful,
+        exact_only=source.exact_only,
+        l0_id=source.l0_id,
+        served=source.served,
+        origin=source.origin,
     )
 
 
-def source_of(observation: Observation) -> tuple[str, Source] | None:
-    """The template (JSON, without the source) and the source of an observation."""
+def source_of(observation: Observation) -> Source | None:
+    """The source of an observation's template (None when none was recorded, or it is
+    unreadable); the template itself is `observation.plan_json`."""
+    if not observation.stored_intent_json:
+        return None
     try:
-        data = json.loads(observation.plan_json)
+        intent = Intent.from_json(json.loads(observation.stored_intent_json))
+        bindings = json.loads(observation.bindings_json or "{}")
     except ValueError:
         return None
-    meta = data.get("meta") if isinstance(data, dict) else None
-    raw = meta.pop(META_KEY, None) if isinstance(meta, dict) else None
-    if not isinstance(raw, Mapping):
-        return None
-    return json.dumps(data, sort_keys=True, separators=(",", ":")), Source.from_json(raw)
+    return Source(
+        request=observation.request_text,
+        intent=intent,
+        slot_sig=observation.slot_sig,
+        bindings=MappingProxyType(bindings if isinstance(bindings, dict) else {}),
+        tools_sig=observation.tools_sig,
+        pool_sig=observation.pool_sig,
+        logic_sig=observation.logic_sig,
+        effectful=observation.effectful,
+        exact_only=observation.exact_only,
+        l0_id=observation.l0_id,
+        served=observation.served,
+        origin=observation.origin,
+    )
 
 
 def candidate_of(row: TemplateRow) -> Candidate | None:

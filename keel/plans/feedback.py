@@ -22,11 +22,13 @@ success with a uniform prior: explicit signals weigh 1, implicit ones `implicit_
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Final, Literal, get_args
 
-from keel.plans.store_port import AntiEntry, Observation, TemplateRow
+from keel.plans.store_port import AntiEntry, Observation, SignalCount, TemplateRow
 
 Signal = Literal["approve", "reject", "repeat", "implicit_ok", "implicit_fail"]
 SIGNALS: Final[tuple[str, ...]] = get_args(Signal)
@@ -160,10 +162,32 @@ class Evidence:
     @staticmethod
     def of(observations: Iterable[Observation]) -> Evidence:
         """The evidence of observations (each counts its last signal, at its stored weight)."""
-        evidence = Evidence()
-        for observation in observations:
-            evidence = evidence.with_signal(observation.signal, observation.signal_weight)
-        return evidence
+        tally = Counter((o.signal, o.signal_weight) for o in observations)
+        return Evidence.of_counts(
+            SignalCount(signal=signal, weight=weight, count=count)
+            for (signal, weight), count in tally.items()
+        )
+
+    @staticmethod
+    def of_counts(counts: Iterable[SignalCount]) -> Evidence:
+        """The evidence of signal counts (`PlanStore.signal_counts`). Weighted sums are
+        computed exactly and rounded once, so the evidence depends on which signals there
+        are, not on the order they came in (ten implicit signals weigh exactly 3)."""
+        successes, failures = Fraction(0), Fraction(0)
+        by_signal: Counter[str] = Counter()
+        for item in counts:
+            by_signal[item.signal] += item.count
+            if item.signal in POSITIVE:
+                successes += Fraction(item.weight) * item.count
+            elif item.signal in NEGATIVE:
+                failures += Fraction(item.weight) * item.count
+        return Evidence(
+            successes=float(successes),
+            failures=float(failures),
+            approvals=by_signal["approve"],
+            rejects=by_signal["reject"],
+            repeats=by_signal["repeat"],
+        )
 
 
 def row_lower(row: TemplateRow, z: float) -> float:

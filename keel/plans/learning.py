@@ -9,8 +9,10 @@ served failures and feedback, for `keel.plans.cache.PlanCache`.
   L0-served turn writes an observation only (so feedback on it reaches L1; Metnos wrote
   none).
 * A fresh success on a stale L1 entry (or one whose signatures moved) re-validates it.
-* Feedback marks the turn's observations, deletes the L0 entry of the turn's request on an
-  explicit reject, and applies `keel.plans.feedback.judge` to the (intent, shape).
+* Feedback marks the turn's observations (`PlanStore.observations_for_turn`), deletes the
+  L0 entry of the turn's request on an explicit reject, and applies
+  `keel.plans.feedback.judge` to the (intent, shape), whose evidence comes from the store's
+  signal counts (no observation is read back for it).
 """
 
 from __future__ import annotations
@@ -209,10 +211,10 @@ class Learner:
         rules = self.config.feedback
         if not rules.shadow_seeding:
             return None
-        seen = await self.store.observations(self.scope, source.intent.signature)
+        seen = await self.store.count_observations(self.scope, source.intent.signature)
         if not shadow_seedable(
             steps=len(template.tool_steps),
-            intent_observations=len(seen),
+            intent_observations=seen,
             has_champion=any(r.status in SERVABLE for r in rows),
             effectful=source.effectful,
             rules=rules,
@@ -238,8 +240,8 @@ class Learner:
         `anti_repeat`, `none`; or `no_observation`, `unknown_signal`)."""
         if signal not in SIGNALS:
             return "unknown_signal"
-        recent = await self.store.recent_observations(self.config.feedback_window)
-        mine = [o for o in recent if o.turn_id == turn_id and o.scope == self.scope]
+        found = await self.store.observations_for_turn(turn_id)
+        mine = _newest_first([o for o in found if o.scope == self.scope])
         if not mine:
             return "no_observation"
         rules = self.config.feedback
@@ -250,10 +252,9 @@ class Learner:
         return ",".join(changes) or "none"
 
     async def _apply(self, observation: Observation, signal: str, now: float) -> list[str]:
-        read = source_of(observation)
-        if read is None:
+        source = source_of(observation)
+        if source is None:
             return []
-        plan_json, source = read
         changes: list[str] = []
         if signal == "reject" and source.l0_id and await self.store.delete(source.l0_id):
             changes.append("l0_deleted")
@@ -266,7 +267,11 @@ class Learner:
             evidence=evidence,
             existing=existing,
             candidate=l1_row(
-                scope=self.scope, plan_json=plan_json, shape=shape, source=source, now=now
+                scope=self.scope,
+                plan_json=observation.plan_json,
+                shape=shape,
+                source=source,
+                now=now,
             ),
             serving=existing is not None
             and source.served == "l1"
@@ -284,8 +289,8 @@ class Learner:
         self, intent_sig: str, shape: str, slot_sig: str
     ) -> tuple[Evidence, TemplateRow | None]:
         """The evidence on an (intent, shape) and its L1 entry, if any."""
-        observed = await self.store.observations(self.scope, intent_sig, shape)
-        evidence = Evidence.of(o for o in observed if not _exact_only(o))
+        counts = await self.store.signal_counts(self.scope, intent_sig, shape)
+        evidence = Evidence.of_counts(counts)
         rows = await self.store.by_intent(self.scope, intent_sig)
         key = l1_key(intent_sig, slot_sig, shape)
         return evidence, next((r for r in rows if r.key == key), None)
@@ -299,6 +304,7 @@ class Learner:
             await self.store.delete_anti(self.scope, intent_sig, shape)
 
 
-def _exact_only(observation: Observation) -> bool:
-    read = source_of(observation)
-    return read is not None and read[1].exact_only
+def _newest_first(observations: Sequence[Observation]) -> list[Observation]:
+    """By `ts` descending, later insertions first among equal times."""
+    order = sorted(enumerate(observations), key=lambda p: (-p[1].ts, -p[0]))
+    return [o for _, o in order]

@@ -9,13 +9,22 @@ Orders (shared with the SQL store):
 
 * `entries`: newest first (`created_at` descending, then `id`);
 * `by_intent`: oldest first (`created_at`, then `id`);
-* `observations`: insertion order; `recent_observations`: newest first (`ts`, then insertion);
+* `observations`, `observations_for_turn`: insertion order; `recent_observations`: newest
+  first (`ts`, then insertion);
+* `signal_counts`: by (signal, weight);
 * `all_anti`: by (scope, intent_sig, shape_hash); `journal`: by step id.
+
+Observations are indexed by turn and by (scope, intent, shape), kept in (ts, insertion)
+order for `recent_observations` (an insertion with a non-decreasing `ts` appends), and the
+signal counts of every (scope, intent, shape) are kept up to date as observations are
+added and signalled, so no call scans the whole history.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+from collections import Counter
 from collections.abc import Sequence
 
 from keel.plans.store_port import (
@@ -24,6 +33,7 @@ from keel.plans.store_port import (
     JournalEntry,
     Layer,
     Observation,
+    SignalCount,
     Status,
     TemplateRow,
 )
@@ -42,8 +52,8 @@ class MemoryPlanStore:
     def __init__(self) -> None:
         self._rows: dict[str, TemplateRow] = {}
         self._by_key: dict[tuple[str, str, str], str] = {}
-        self._observations: list[tuple[int, Observation]] = []
-        self._next_observation = 0
+        self._l1_by_intent: dict[tuple[str, str], set[str]] = {}
+        self._log = _ObservationLog()
         self._anti: dict[tuple[str, str, str], AntiEntry] = {}
         self._journal: dict[tuple[str, int], JournalEntry] = {}
 
@@ -60,11 +70,7 @@ class MemoryPlanStore:
 
     async def by_intent(self, scope: str, intent_sig: str) -> list[TemplateRow]:
         """See `PlanStore.by_intent`: L1 rows, oldest first."""
-        found = [
-            r
-            for r in self._rows.values()
-            if r.layer == "l1" and r.scope == scope and r.intent_sig == intent_sig
-        ]
+        found = [self._rows[i] for i in self._l1_by_intent.get((scope, intent_sig), ())]
         return sorted(found, key=lambda r: (r.created_at, r.id))
 
     async def put(self, row: TemplateRow) -> None:
@@ -76,6 +82,8 @@ class MemoryPlanStore:
         self._drop(row.id)
         self._rows[row.id] = row
         self._by_key[(row.layer, row.scope, row.key)] = row.id
+        if row.layer == "l1":
+            self._l1_by_intent.setdefault((row.scope, row.intent_sig), set()).add(row.id)
 
     async def delete(self, entry_id: str) -> bool:
         """See `PlanStore.delete`."""
@@ -91,7 +99,7 @@ class MemoryPlanStore:
         for entry_id in doomed:
             self._drop(entry_id)
         if layer in ("l1", "all"):
-            self._observations.clear()
+            self._log = _ObservationLog()
             self._anti.clear()
         return len(doomed)
 
@@ -112,7 +120,7 @@ class MemoryPlanStore:
         for row in self._rows.values():
             name = "l0" if row.layer == "l0" else f"l1_{row.status}"
             result[name] = result.get(name, 0) + 1
-        result["observations"] = len(self._observations)
+        result["observations"] = len(self._log.items)
         result["anti"] = len(self._anti)
         return result
 
@@ -121,40 +129,58 @@ class MemoryPlanStore:
         if row is None:
             return False
         del self._by_key[(row.layer, row.scope, row.key)]
+        if row.layer == "l1":
+            same_intent = self._l1_by_intent[(row.scope, row.intent_sig)]
+            same_intent.discard(entry_id)
+            if not same_intent:
+                del self._l1_by_intent[(row.scope, row.intent_sig)]
         return True
 
     # -- observations ----------------------------------------------------------------
 
     async def add_observation(self, observation: Observation) -> None:
         """See `PlanStore.add_observation`."""
-        self._next_observation += 1
-        self._observations.append((self._next_observation, observation))
+        self._log.add(observation)
 
     async def observations(
         self, scope: str, intent_sig: str, shape_hash: str | None = None
     ) -> list[Observation]:
         """See `PlanStore.observations`: insertion order."""
+        return [self._log.items[n] for n in self._log.numbers(scope, intent_sig, shape_hash)]
+
+    async def observations_for_turn(self, turn_id: str) -> list[Observation]:
+        """See `PlanStore.observations_for_turn`: insertion order."""
+        return [self._log.items[n] for n in self._log.by_turn.get(turn_id, ())]
+
+    async def count_observations(
+        self, scope: str, intent_sig: str, shape_hash: str | None = None
+    ) -> int:
+        """See `PlanStore.count_observations`."""
+        return len(self._log.numbers(scope, intent_sig, shape_hash))
+
+    async def signal_counts(
+        self, scope: str, intent_sig: str, shape_hash: str
+    ) -> list[SignalCount]:
+        """See `PlanStore.signal_counts`: by (signal, weight)."""
+        tally = self._log.tallies.get((scope, intent_sig, shape_hash), Counter())
         return [
-            o
-            for _, o in self._observations
-            if o.scope == scope
-            and o.intent_sig == intent_sig
-            and (shape_hash is None or o.shape_hash == shape_hash)
+            SignalCount(signal=signal, weight=weight, count=count)
+            for (signal, weight), count in sorted(tally.items())
+            if signal and count > 0
         ]
 
     async def recent_observations(self, limit: int = 30) -> list[Observation]:
         """See `PlanStore.recent_observations`: newest first (by `ts`, then insertion)."""
-        ordered = sorted(self._observations, key=lambda p: (-p[1].ts, -p[0]))
-        return [o for _, o in ordered[: max(limit, 0)]]
+        newest = self._log.order[max(len(self._log.order) - max(limit, 0), 0) :]
+        return [self._log.items[n] for _, n in reversed(newest)]
 
     async def set_signal(self, turn_id: str, signal: str, weight: float) -> None:
         """See `PlanStore.set_signal`: every observation of the turn."""
-        self._observations = [
-            (n, dataclasses.replace(o, signal=signal, signal_weight=weight))
-            if o.turn_id == turn_id
-            else (n, o)
-            for n, o in self._observations
-        ]
+        for number in self._log.by_turn.get(turn_id, ()):
+            self._log.replace(
+                number,
+                dataclasses.replace(self._log.items[number], signal=signal, signal_weight=weight),
+            )
 
     # -- anti-entries ----------------------------------------------------------------
 
@@ -187,3 +213,46 @@ class MemoryPlanStore:
     async def write_journal(self, entry: JournalEntry) -> None:
         """See `PlanStore.write_journal`."""
         self._journal[(entry.turn_id, entry.step_id)] = entry
+
+
+class _ObservationLog:
+    """Observations by insertion number, with the indexes the port's queries need."""
+
+    def __init__(self) -> None:
+        self.items: dict[int, Observation] = {}
+        self.order: list[tuple[float, int]] = []
+        """(ts, number), ascending: the newest are at the end."""
+        self.by_turn: dict[str, list[int]] = {}
+        self.by_intent: dict[tuple[str, str], list[int]] = {}
+        self.by_shape: dict[tuple[str, str, str], list[int]] = {}
+        self.tallies: dict[tuple[str, str, str], Counter[tuple[str, float]]] = {}
+        """(scope, intent, shape) -> (signal, weight) -> L1-evidence observations."""
+
+    def add(self, observation: Observation) -> None:
+        number = len(self.items) + 1
+        self.items[number] = observation
+        bisect.insort(self.order, (observation.ts, number))
+        o = observation
+        self.by_turn.setdefault(o.turn_id, []).append(number)
+        self.by_intent.setdefault((o.scope, o.intent_sig), []).append(number)
+        self.by_shape.setdefault((o.scope, o.intent_sig, o.shape_hash), []).append(number)
+        self._count(o, 1)
+
+    def replace(self, number: int, observation: Observation) -> None:
+        """Replace an observation by one that differs in its signal only."""
+        self._count(self.items[number], -1)
+        self.items[number] = observation
+        self._count(observation, 1)
+
+    def numbers(self, scope: str, intent_sig: str, shape_hash: str | None) -> list[int]:
+        if shape_hash is None:
+            return self.by_intent.get((scope, intent_sig), [])
+        return self.by_shape.get((scope, intent_sig, shape_hash), [])
+
+    def _count(self, o: Observation, delta: int) -> None:
+        if o.exact_only:
+            return
+        tally = self.tallies.setdefault((o.scope, o.intent_sig, o.shape_hash), Counter())
+        tally[(o.signal, o.signal_weight)] += delta
+        if tally[(o.signal, o.signal_weight)] <= 0:
+            del tally[(o.signal, o.signal_weight)]

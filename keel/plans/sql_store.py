@@ -1,17 +1,22 @@
 """`SqlPlanStore`: the plan cache in the event store's SQL database (SQLite, PostgreSQL).
 
-Tables `plan_templates`, `plan_observations`, `plan_anti_entries` and `plan_journal` are
-created by the store migrations (`keel.stores.migrations`, version 3), so opening the event
-store prepares them. Upserts are `INSERT ... ON CONFLICT DO UPDATE` (concurrent writers of
-one key queue, the last one wins); `put` first drops a row holding the same id under another
-key. A duplicate key that still escapes (two writers of one id under different keys) is
-retried. SQLite's write lock serialises writers anyway. Orders match `keel.plans.memory_store` (one
-conformance suite runs on both); string ties are broken bytewise on every dialect. Database
-failures become `StoreError`.
+Tables `plan_templates`, `plan_observations`, `plan_signal_counts`, `plan_anti_entries` and
+`plan_journal` are created by the store migrations (`keel.stores.migrations`, versions 3
+and 4), so opening the event store prepares them. Upserts are `INSERT ... ON CONFLICT DO
+UPDATE` (concurrent writers of one key queue, the last one wins); `put` first drops a row
+holding the same id under another key. A duplicate key that still escapes (two writers of
+one id under different keys) is retried. SQLite's write lock serialises writers anyway.
+Orders match `keel.plans.memory_store` (one conformance suite runs on both); string ties
+are broken bytewise on every dialect. A turn's observations are found through the
+`turn_id` index; the signal counts of every (intent, shape) live in `plan_signal_counts`,
+changed in the same transaction as the observations they count (`add_observation`,
+`set_signal`), so reading the evidence of an (intent, shape) costs one primary-key lookup
+however long its history. Database failures become `StoreError`.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -29,6 +34,7 @@ from keel.plans.store_port import (
     JournalEntry,
     Layer,
     Observation,
+    SignalCount,
     Status,
     TemplateRow,
 )
@@ -36,6 +42,7 @@ from keel.stores.sql import DB_ERRORS, WRITE_OPTION
 from keel.stores.tables import plan_anti_entries as anti_t
 from keel.stores.tables import plan_journal as journal_t
 from keel.stores.tables import plan_observations as obs_t
+from keel.stores.tables import plan_signal_counts as counts_t
 from keel.stores.tables import plan_templates as rows_t
 
 _UPSERT_ATTEMPTS = 3
@@ -144,6 +151,7 @@ class SqlPlanStore:
             deleted = int((await conn.execute(rows)).rowcount)
             if layer in ("l1", "all"):
                 await conn.execute(delete(obs_t))
+                await conn.execute(delete(counts_t))
                 await conn.execute(delete(anti_t))
             return deleted
 
@@ -184,6 +192,7 @@ class SqlPlanStore:
 
         async def work(conn: AsyncConnection) -> None:
             await conn.execute(insert(obs_t), [values])
+            await _count_signals(conn, Counter({_evidence_key(observation): 1}))
 
         await self._write("recording a plan observation", work)
 
@@ -200,6 +209,40 @@ class SqlPlanStore:
             query = query.where(obs_t.c.shape_hash == shape_hash)
         return [_observation(r) for r in await self._read("plan observations", query)]
 
+    async def observations_for_turn(self, turn_id: str) -> list[Observation]:
+        """See `PlanStore.observations_for_turn`: insertion order."""
+        query = select(obs_t).where(obs_t.c.turn_id == turn_id).order_by(obs_t.c.id)
+        return [_observation(r) for r in await self._read("plan observations", query)]
+
+    async def count_observations(
+        self, scope: str, intent_sig: str, shape_hash: str | None = None
+    ) -> int:
+        """See `PlanStore.count_observations`."""
+        query = (
+            select(func.count())
+            .select_from(obs_t)
+            .where(obs_t.c.scope == scope, obs_t.c.intent_sig == intent_sig)
+        )
+        if shape_hash is not None:
+            query = query.where(obs_t.c.shape_hash == shape_hash)
+        return int((await self._read("plan observation counts", query))[0][0])
+
+    async def signal_counts(
+        self, scope: str, intent_sig: str, shape_hash: str
+    ) -> list[SignalCount]:
+        """See `PlanStore.signal_counts`: read from `plan_signal_counts`, by (signal, weight)."""
+        query = select(counts_t.c.signal, counts_t.c.weight, counts_t.c.n).where(
+            counts_t.c.scope == scope,
+            counts_t.c.intent_sig == intent_sig,
+            counts_t.c.shape_hash == shape_hash,
+            counts_t.c.n > 0,
+        )
+        found = [
+            SignalCount(signal=str(signal), weight=float(weight), count=int(n))
+            for signal, weight, n in await self._read("plan signal counts", query)
+        ]
+        return sorted(found, key=lambda c: (c.signal.encode(), c.weight))
+
     async def recent_observations(self, limit: int = 30) -> list[Observation]:
         """See `PlanStore.recent_observations`: newest first (by `ts`, then insertion)."""
         if limit < 1:
@@ -208,15 +251,23 @@ class SqlPlanStore:
         return [_observation(r) for r in await self._read("plan observations", query)]
 
     async def set_signal(self, turn_id: str, signal: str, weight: float) -> None:
-        """See `PlanStore.set_signal`: every observation of the turn."""
-        query = (
-            update(obs_t)
-            .where(obs_t.c.turn_id == turn_id)
-            .values(signal=signal, signal_weight=weight)
-        )
+        """See `PlanStore.set_signal`: every observation of the turn, and the signal counts
+        (the turn's rows are locked first, so concurrent signals on a turn count once)."""
+        mine = obs_t.c.turn_id == turn_id
+        fields = (obs_t.c.scope, obs_t.c.intent_sig, obs_t.c.shape_hash, obs_t.c.exact_only)
+        before = select(*fields, obs_t.c.signal, obs_t.c.signal_weight).where(mine)
+        query = update(obs_t).where(mine).values(signal=signal, signal_weight=weight)
 
         async def work(conn: AsyncConnection) -> None:
+            changes: Counter[_Key | None] = Counter()
+            for scope, intent, shape, exact, old, old_weight in await conn.execute(
+                before.with_for_update()
+            ):
+                if not exact:
+                    changes[(scope, intent, shape, old, float(old_weight))] -= 1
+                    changes[(scope, intent, shape, signal, weight)] += 1
             await conn.execute(query)
+            await _count_signals(conn, changes)
 
         await self._write(f"recording feedback for turn {turn_id!r}", work)
 
@@ -287,6 +338,34 @@ def _upsert(
     )
 
 
+_Key = tuple[str, str, str, str, float]
+"""(scope, intent_sig, shape_hash, signal, weight): one row of `plan_signal_counts`."""
+
+
+def _evidence_key(o: Observation) -> _Key | None:
+    """The signal count an observation adds to (None: it has no signal, or is exact-only)."""
+    if o.exact_only:
+        return None
+    return (o.scope, o.intent_sig, o.shape_hash, o.signal, o.signal_weight)
+
+
+async def _count_signals(conn: AsyncConnection, changes: Counter[_Key | None]) -> None:
+    """Add `changes` to `plan_signal_counts` (keys in order, so concurrent writers lock rows
+    in one order); rows that reach zero are deleted. Unsignalled changes are ignored."""
+    names = ("scope", "intent_sig", "shape_hash", "signal", "weight")
+    dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    for key in sorted(k for k in changes if k is not None and k[3] and changes[k]):
+        add = dialect_insert(counts_t).values(**dict(zip(names, key, strict=True)), n=changes[key])
+        await conn.execute(
+            add.on_conflict_do_update(
+                index_elements=list(names), set_={"n": counts_t.c.n + add.excluded.n}
+            )
+        )
+        if changes[key] < 0:
+            same = [counts_t.c[name] == value for name, value in zip(names, key, strict=True)]
+            await conn.execute(delete(counts_t).where(*same, counts_t.c.n <= 0))
+
+
 def _template(row: Any) -> TemplateRow:
     values = {name: getattr(row, name) for name in _ROW_FIELDS}
     values["effectful"] = bool(values["effectful"])
@@ -296,7 +375,10 @@ def _template(row: Any) -> TemplateRow:
 
 
 def _observation(row: Any) -> Observation:
-    return Observation(**{name: getattr(row, name) for name in _OBS_FIELDS})
+    values = {name: getattr(row, name) for name in _OBS_FIELDS}
+    values["effectful"] = bool(values["effectful"])
+    values["exact_only"] = bool(values["exact_only"])
+    return Observation(**values)
 
 
 def _sorted_anti(rows: list[Any]) -> list[AntiEntry]:

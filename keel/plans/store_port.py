@@ -1,10 +1,12 @@
 """What the plan cache stores, and the `PlanStore` port (plan-cache spec §3.15).
 
-Rows are plain values; the cache layers (`keel.plans.l0`, `keel.plans.l1`) decide, a store
-only keeps. Implementations: `keel.plans.memory_store.MemoryPlanStore` (tests, benchmarks)
-and `keel.plans.sql_store.SqlPlanStore` (SQLite by default, PostgreSQL), in the event
-store's database. Times are seconds since the epoch, passed in by the caller (injected
-clock). `scope` separates agents (and skills) sharing one database.
+Rows are plain values; the cache (`keel.plans.cache`, `keel.plans.learning`) decides, a
+store only keeps and indexes: a turn's observations, the signal counts of an (intent, shape)
+(the Beta evidence of `keel.plans.feedback`), the newest observations. Implementations:
+`keel.plans.memory_store.MemoryPlanStore` (tests, benchmarks) and
+`keel.plans.sql_store.SqlPlanStore` (SQLite by default, PostgreSQL), in the event store's
+database. Times are seconds since the epoch, passed in by the caller (injected clock).
+`scope` separates agents (and skills) sharing one database.
 """
 
 from __future__ import annotations
@@ -74,6 +76,34 @@ class Observation:
     """`approve`, `reject`, `repeat`, `implicit_ok`, `implicit_fail`, or empty (none yet)."""
     signal_weight: float = 0.0
     ts: float = 0.0
+    slot_sig: str = ""
+    """The template's source (what an L1 entry promoted from this observation holds): the
+    slot signature, the recorded request, its intent and bindings, and the signatures at
+    record time. An empty `stored_intent_json` means no source was recorded."""
+    request_text: str = ""
+    stored_intent_json: str = ""
+    bindings_json: str = ""
+    tools_sig: str = ""
+    pool_sig: str = ""
+    logic_sig: str = ""
+    effectful: bool = True
+    exact_only: bool = False
+    """The template may serve only its exact request: the observation is no L1 evidence."""
+    l0_id: str | None = None
+    """The L0 entry written (or serving) for the turn's request (an explicit reject deletes it)."""
+    served: str = ""
+    """The layer that served the turn (`l0`, `l1`), or empty for a planned turn."""
+    origin: str = ""
+    """Where the plan came from (`TemplateRow.origin`)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SignalCount:
+    """How many L1-evidence observations of an (intent, shape) carry one signal at one weight."""
+
+    signal: str
+    weight: float
+    count: int
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -131,8 +161,31 @@ class PlanStore(Protocol):
     async def observations(
         self, scope: str, intent_sig: str, shape_hash: str | None = None
     ) -> list[Observation]: ...
-    async def recent_observations(self, limit: int = 30) -> list[Observation]: ...
-    async def set_signal(self, turn_id: str, signal: str, weight: float) -> None: ...
+    async def observations_for_turn(self, turn_id: str) -> list[Observation]:
+        """Every observation of a turn (any scope), in insertion order."""
+        ...
+
+    async def count_observations(
+        self, scope: str, intent_sig: str, shape_hash: str | None = None
+    ) -> int:
+        """How many observations `observations` would return."""
+        ...
+
+    async def signal_counts(
+        self, scope: str, intent_sig: str, shape_hash: str
+    ) -> list[SignalCount]:
+        """The signals on an (intent, shape): observations that are L1 evidence (not
+        `exact_only`) and carry a signal, counted by (signal, weight), in that order."""
+        ...
+
+    async def recent_observations(self, limit: int = 30) -> list[Observation]:
+        """The newest observations first (by `ts`, then insertion)."""
+        ...
+
+    async def set_signal(self, turn_id: str, signal: str, weight: float) -> None:
+        """Set the signal (and its weight) of every observation of a turn."""
+        ...
+
     async def put_anti(self, entry: AntiEntry) -> None: ...
     async def anti_entries(self, scope: str, intent_sig: str, now: float) -> list[AntiEntry]: ...
     async def delete_anti(self, scope: str, intent_sig: str, shape_hash: str) -> None: ...

@@ -9,6 +9,7 @@ migrations run in one transaction, recorded in `schema_migrations`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,9 +27,18 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
+    column,
+    false,
+    func,
     insert,
     select,
+    table,
+    text,
+    true,
+    update,
 )
+from sqlalchemy.schema import CreateColumn
 
 from keel.stores import tables
 from keel.stores.errors import StoreSchemaTooNew
@@ -168,6 +178,99 @@ def _m0003_plans(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _m0004_observation_sources(conn: Connection) -> None:
+    """The source of an observation's template in columns (it was JSON under the plan's
+    `meta.cache`, re-parsed on every feedback), existing rows moved over; the signal counts
+    of every (intent, shape), counted from the existing observations."""
+    md = MetaData()
+    added = Table(
+        "plan_observations",
+        md,
+        Column("slot_sig", Text, nullable=False, server_default=""),
+        Column("request_text", Text, nullable=False, server_default=""),
+        Column("stored_intent_json", Text, nullable=False, server_default=""),
+        Column("bindings_json", Text, nullable=False, server_default=""),
+        Column("tools_sig", Text, nullable=False, server_default=""),
+        Column("pool_sig", Text, nullable=False, server_default=""),
+        Column("logic_sig", Text, nullable=False, server_default=""),
+        Column("effectful", Boolean, nullable=False, server_default=true()),
+        Column("exact_only", Boolean, nullable=False, server_default=false()),
+        Column("l0_id", String(255), nullable=True),
+        Column("served", String(8), nullable=False, server_default=""),
+        Column("origin", Text, nullable=False, server_default=""),
+    )
+    for added_column in added.columns:
+        spec = CreateColumn(added_column).compile(dialect=conn.dialect)
+        conn.execute(text(f"ALTER TABLE plan_observations ADD COLUMN {spec}"))
+    target = table(
+        "plan_observations",
+        column("id", Integer),
+        column("plan_json", Text),
+        *(column(c.name, c.type) for c in added.columns),
+    )
+    legacy = conn.execute(
+        select(target.c.id, target.c.plan_json).where(target.c.plan_json.like('%"cache":%'))
+    ).all()
+    moved = [
+        {"row_id": row_id, **values}
+        for row_id, plan_json in legacy
+        if (values := _m0004_source(plan_json)) is not None
+    ]
+    if moved:
+        conn.execute(update(target).where(target.c.id == bindparam("row_id")), moved)
+    counts = Table(
+        "plan_signal_counts",
+        md,
+        Column("scope", String(255), primary_key=True),
+        Column("intent_sig", Text, primary_key=True),
+        Column("shape_hash", String(255), primary_key=True),
+        Column("signal", String(32), primary_key=True),
+        Column("weight", Float, primary_key=True),
+        Column("n", Integer, nullable=False),
+    )
+    counts.create(conn)
+    o = table(
+        "plan_observations",
+        *(column(n) for n in ("scope", "intent_sig", "shape_hash", "signal", "signal_weight")),
+        column("exact_only", Boolean),
+    )
+    keys = (o.c.scope, o.c.intent_sig, o.c.shape_hash, o.c.signal, o.c.signal_weight)
+    evidence = (
+        select(*keys, func.count())
+        .where(o.c.signal != "", o.c.exact_only == false())
+        .group_by(*keys)
+    )
+    conn.execute(insert(counts).from_select([c.name for c in counts.columns], evidence))
+
+
+def _m0004_source(plan_json: str) -> dict[str, object] | None:
+    """Migration 4's reading of a version-3 observation plan: the columns, or None."""
+    try:
+        data = json.loads(plan_json)
+    except ValueError:
+        return None
+    meta = data.get("meta") if isinstance(data, dict) else None
+    raw = meta.pop("cache", None) if isinstance(meta, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    bindings, l0_id = raw.get("bindings"), raw.get("l0_id")
+    return {
+        "plan_json": json.dumps(data, sort_keys=True, separators=(",", ":")),
+        "slot_sig": str(raw.get("slot_sig", "")),
+        "request_text": str(raw.get("request", "")),
+        "stored_intent_json": json.dumps(raw.get("intent"), sort_keys=True),
+        "bindings_json": json.dumps(bindings if isinstance(bindings, dict) else {}, sort_keys=True),
+        "tools_sig": str(raw.get("tools_sig", "")),
+        "pool_sig": str(raw.get("pool_sig", "")),
+        "logic_sig": str(raw.get("logic_sig", "")),
+        "effectful": raw.get("effectful") is not False,
+        "exact_only": raw.get("exact_only") is True,
+        "l0_id": l0_id if isinstance(l0_id, str) else None,
+        "served": str(raw.get("served", "")),
+        "origin": str(raw.get("origin", "planner")),
+    }
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         version=1,
@@ -184,6 +287,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         description="plan_templates, plan_observations, plan_anti_entries, plan_journal: "
         "the plan cache",
         apply=_m0003_plans,
+    ),
+    Migration(
+        version=4,
+        description="plan_observations: the source of the observed template in columns "
+        "(slot_sig ... origin, exact_only), moved out of the plan's meta.cache; "
+        "plan_signal_counts: the signals of each (intent, shape), counted",
+        apply=_m0004_observation_sources,
     ),
 )
 """Every migration, in order. Append only."""

@@ -5,8 +5,8 @@ only by `keel.stores.migrations`; a test checks that migrating an empty database
 exactly these tables. Types are portable (SQLite, PostgreSQL): JSON is stored as text,
 vectors as bytes. Besides the event log, the database holds the agents' knowledge indexes
 (`knowledge_indexes`, `knowledge_chunks`, used by `keel.knowledge.sql_store`) and the plan
-cache (`plan_templates`, `plan_observations`, `plan_anti_entries`, `plan_journal`, used by
-`keel.plans.sql_store`).
+cache (`plan_templates`, `plan_observations`, `plan_signal_counts`, `plan_anti_entries`,
+`plan_journal`, used by `keel.plans.sql_store`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
+    true,
 )
 
 metadata = MetaData()
@@ -130,10 +132,37 @@ plan_observations = Table(
     Column("signal", String(32), nullable=False),
     Column("signal_weight", Float, nullable=False),
     Column("ts", Float, nullable=False),
+    Column("slot_sig", Text, nullable=False, server_default=""),
+    Column("request_text", Text, nullable=False, server_default=""),
+    Column("stored_intent_json", Text, nullable=False, server_default=""),
+    Column("bindings_json", Text, nullable=False, server_default=""),
+    Column("tools_sig", Text, nullable=False, server_default=""),
+    Column("pool_sig", Text, nullable=False, server_default=""),
+    Column("logic_sig", Text, nullable=False, server_default=""),
+    Column("effectful", Boolean, nullable=False, server_default=true()),
+    Column("exact_only", Boolean, nullable=False, server_default=false()),
+    Column("l0_id", String(255), nullable=True),
+    Column("served", String(8), nullable=False, server_default=""),
+    Column("origin", Text, nullable=False, server_default=""),
     Index("ix_plan_observations_scope_intent", "scope", "intent_sig", "shape_hash"),
     Index("ix_plan_observations_turn", "turn_id"),
 )
-"""Recorded outcomes of plans (`Observation`); `id` keeps insertion order."""
+"""Recorded outcomes of plans (`Observation`); `id` keeps insertion order. The columns from
+`slot_sig` on (migration 4) hold the source of the observed template."""
+
+plan_signal_counts = Table(
+    "plan_signal_counts",
+    metadata,
+    Column("scope", String(255), primary_key=True),
+    Column("intent_sig", Text, primary_key=True),
+    Column("shape_hash", String(255), primary_key=True),
+    Column("signal", String(32), primary_key=True),
+    Column("weight", Float, primary_key=True),
+    Column("n", Integer, nullable=False),
+)
+"""How many L1-evidence observations (not `exact_only`, with a signal) of an (intent,
+shape) carry a signal at a weight: `plan_observations` aggregated, kept up to date by the
+plan store as observations are added and signalled (`SignalCount`)."""
 
 plan_anti_entries = Table(
     "plan_anti_entries",

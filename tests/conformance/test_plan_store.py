@@ -9,18 +9,30 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import Connection, column, insert, table, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from keel.errors import StoreError
 from keel.plans.memory_store import MemoryPlanStore
-from keel.plans.store_port import AntiEntry, JournalEntry, Observation, PlanStore, TemplateRow
+from keel.plans.store_port import (
+    AntiEntry,
+    JournalEntry,
+    Observation,
+    PlanStore,
+    SignalCount,
+    TemplateRow,
+)
+from keel.stores import tables
 from keel.stores.conformance import PostgresHarness
+from keel.stores.migrations import MIGRATIONS
+from keel.stores.postgres import create_postgres_engine
 from keel.stores.sql import SqlEventStore
-from keel.stores.sqlite import SqliteEventStore
+from keel.stores.sqlite import SqliteEventStore, create_sqlite_engine
 
 
 def row(entry_id: str, **changes: object) -> TemplateRow:
@@ -68,6 +80,17 @@ def obs(turn_id: str, **changes: object) -> Observation:
         signal="",
         signal_weight=0.0,
         ts=10.0,
+        slot_sig="PATH:path",
+        request_text="list the files in /tmp/é",
+        stored_intent_json='{"clauses": [["list", "file", "", false]]}',
+        bindings_json='{"PATH": "/tmp/é"}',
+        tools_sig="tsig",
+        pool_sig="psig",
+        logic_sig="lsig",
+        effectful=False,
+        l0_id="l0-key",
+        served="l1",
+        origin="planner",
     )
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
@@ -327,6 +350,240 @@ async def test_set_signal_marks_every_observation_of_the_turn(store: PlanStore) 
     }
 
 
+async def test_an_observation_keeps_its_source_fields(store: PlanStore) -> None:
+    exact = obs("t1", effectful=True, exact_only=True, l0_id=None, served="", origin="l1")
+    bare = Observation(
+        turn_id="t2", scope="agent", intent_sig="isig", shape_hash="shape", plan_json="{}"
+    )
+    await store.add_observation(exact)
+    await store.add_observation(bare)
+    assert await store.observations("agent", "isig") == [exact, bare]
+    assert bare.stored_intent_json == "" and bare.effectful and not bare.exact_only
+
+
+async def test_observations_for_turn_in_insertion_order_across_scopes(store: PlanStore) -> None:
+    first = obs("t1", shape_hash="a", ts=5.0)
+    other = obs("t2")
+    second = obs("t1", scope="other", shape_hash="b", ts=1.0)
+    for observation in (first, other, second):
+        await store.add_observation(observation)
+    assert await store.observations_for_turn("t1") == [first, second]
+    assert await store.observations_for_turn("t2") == [other]
+    assert await store.observations_for_turn("missing") == []
+    await store.set_signal("t1", "approve", 1.0)
+    assert [(o.shape_hash, o.signal) for o in await store.observations_for_turn("t1")] == [
+        ("a", "approve"),
+        ("b", "approve"),
+    ]
+
+
+async def test_count_observations_by_intent_and_shape(store: PlanStore) -> None:
+    for turn, shape in (("t1", "a"), ("t2", "a"), ("t3", "b")):
+        await store.add_observation(obs(turn, shape_hash=shape))
+    await store.add_observation(obs("t4", scope="other"))
+    await store.add_observation(obs("t5", exact_only=True))
+    assert await store.count_observations("agent", "isig") == 4
+    assert await store.count_observations("agent", "isig", "a") == 2
+    assert await store.count_observations("agent", "isig", "none") == 0
+    assert await store.count_observations("agent", "other") == 0
+
+
+async def test_signal_counts_group_l1_evidence_by_signal_and_weight(store: PlanStore) -> None:
+    plan = [
+        ("t1", "shape", False),
+        ("t2", "shape", False),
+        ("t3", "shape", False),
+        ("t4", "shape", True),  # exact-only: no L1 evidence
+        ("t5", "other", False),  # another shape
+        ("t6", "shape", False),  # no signal yet
+    ]
+    for turn, shape, exact in plan:
+        await store.add_observation(obs(turn, shape_hash=shape, exact_only=exact))
+    await store.add_observation(obs("t1", scope="elsewhere"))
+    for turn, signal, weight in (
+        ("t1", "implicit_ok", 0.3),
+        ("t2", "approve", 1.0),
+        ("t3", "implicit_ok", 0.3),
+        ("t4", "approve", 1.0),
+        ("t5", "reject", 1.0),
+    ):
+        await store.set_signal(turn, signal, weight)
+    counts = await store.signal_counts("agent", "isig", "shape")
+    assert counts == [
+        SignalCount(signal="approve", weight=1.0, count=1),
+        SignalCount(signal="implicit_ok", weight=0.3, count=2),
+    ]
+    # A later signal on a turn replaces its earlier one in the counts.
+    await store.set_signal("t1", "reject", 1.0)
+    await store.set_signal("t3", "implicit_ok", 0.5)
+    assert await store.signal_counts("agent", "isig", "shape") == [
+        SignalCount(signal="approve", weight=1.0, count=1),
+        SignalCount(signal="implicit_ok", weight=0.5, count=1),
+        SignalCount(signal="reject", weight=1.0, count=1),
+    ]
+    assert await store.signal_counts("agent", "isig", "other") == [
+        SignalCount(signal="reject", weight=1.0, count=1)
+    ]
+    assert await store.signal_counts("agent", "isig", "none") == []
+    await store.flush("l1")
+    assert await store.signal_counts("agent", "isig", "shape") == []
+    assert await store.observations_for_turn("t1") == []
+    assert await store.count_observations("agent", "isig") == 0
+
+
+async def test_recent_observations_limits_and_late_timestamps(store: PlanStore) -> None:
+    for i, ts in enumerate((5.0, 1.0, 5.0, 7.0, 0.5, 7.0)):
+        await store.add_observation(obs(f"t{i}", ts=ts))
+    order = ["t5", "t3", "t2", "t0", "t1", "t4"]
+    assert [o.turn_id for o in await store.recent_observations(100)] == order
+    assert [o.turn_id for o in await store.recent_observations(3)] == order[:3]
+    assert await store.recent_observations(0) == []
+    assert await store.recent_observations(-1) == []
+    await store.set_signal("t3", "approve", 1.0)
+    assert [o.signal for o in await store.recent_observations(2)] == ["", "approve"]
+
+
+# -- migration 4: an observation's source moves out of its plan JSON ----------------------
+
+LEGACY_SOURCE = {
+    "request": "list files in /tmp",
+    "intent": {"clauses": [["list", "file", "", False]]},
+    "slot_sig": "PATH:path",
+    "bindings": {"PATH": "/tmp"},
+    "tools_sig": "tsig",
+    "pool_sig": "psig",
+    "logic_sig": "lsig",
+    "effectful": False,
+    "exact_only": True,
+    "l0_id": "l0-key",
+    "served": "l0",
+    "origin": "loop",
+}
+
+
+def _migrate_to(conn: Connection, version: int) -> None:
+    tables.schema_migrations.create(conn, checkfirst=True)
+    for migration in MIGRATIONS[:version]:
+        migration.apply(conn)
+        conn.execute(
+            insert(tables.schema_migrations).values(
+                version=migration.version, description=migration.description, applied_at=0.0
+            )
+        )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_backend(request: pytest.FixtureRequest) -> str:
+    """`sqlite`, or the URL of PostgreSQL (or a skip)."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("postgres_url"))
+    return "sqlite"
+
+
+async def test_migration_4_moves_a_legacy_source_into_columns(
+    sql_backend: str, tmp_path: Path
+) -> None:
+    from keel.plans.sql_store import SqlPlanStore
+
+    template = {"steps": [{"id": 1, "tool": "list_files"}], "meta": {"note": "kept"}}
+    legacy = {**template, "meta": {"note": "kept", "cache": LEGACY_SOURCE}}
+    v3 = table(
+        "plan_observations",
+        *(column(n) for n in ("turn_id", "scope", "intent_sig", "shape_hash", "plan_json")),
+        *(column(n) for n in ("raw_plan_json", "outcome", "signal", "signal_weight", "ts")),
+    )
+    rows = [
+        ("t1", json.dumps(legacy), "approve", 1.0),  # exact-only: not counted
+        ("t2", json.dumps(template), "implicit_ok", 0.3),
+        ("t3", '{"meta": {"cache": oops', "implicit_ok", 0.3),
+        ("t4", json.dumps(template), "", 0.0),
+    ]
+    values = [
+        {"turn_id": turn, "scope": "agent", "intent_sig": "list>file", "shape_hash": "s"}
+        | {"plan_json": plan_json, "raw_plan_json": "", "outcome": "ok", "signal": signal}
+        | {"signal_weight": weight, "ts": 1.0}
+        for turn, plan_json, signal, weight in rows
+    ]
+    harness: PostgresHarness | None = None
+    if sql_backend == "sqlite":
+        engine = create_sqlite_engine(tmp_path / "v3.db")
+    else:
+        harness = PostgresHarness(sql_backend)
+        engine = create_postgres_engine(harness.url, pool_size=1)
+        async with engine.begin() as conn:
+            await conn.execute(text(f'CREATE SCHEMA "{harness.schema}"'))
+        await engine.dispose()
+        engine = create_postgres_engine(harness.url, schema=harness.schema, pool_size=1)
+    async with engine.begin() as conn:
+        await conn.run_sync(lambda sync: _migrate_to(sync, 3))
+        await conn.execute(insert(v3), values)
+    await engine.dispose()
+    events: SqlEventStore
+    if harness is None:
+        events = await SqliteEventStore.open(tmp_path / "v3.db")
+    else:
+        opened = await harness.open()
+        assert isinstance(opened, SqlEventStore)
+        events = opened
+    try:
+        assert await events.migrate() == []
+        plans = SqlPlanStore(events.engine)
+        (moved,) = await plans.observations_for_turn("t1")
+        (plain,) = await plans.observations_for_turn("t2")
+        (broken,) = await plans.observations_for_turn("t3")
+        counted = await plans.signal_counts("agent", "list>file", "s")
+        await plans.set_signal("t4", "reject", 1.0)
+        recounted = await plans.signal_counts("agent", "list>file", "s")
+    finally:
+        await (harness.drop() if harness is not None else events.close())
+    assert json.loads(moved.plan_json) == template
+    assert (moved.request_text, moved.slot_sig, moved.l0_id) == (
+        "list files in /tmp",
+        "PATH:path",
+        "l0-key",
+    )
+    assert json.loads(moved.stored_intent_json) == LEGACY_SOURCE["intent"]
+    assert json.loads(moved.bindings_json) == {"PATH": "/tmp"}
+    assert (moved.tools_sig, moved.pool_sig, moved.logic_sig) == ("tsig", "psig", "lsig")
+    assert (moved.effectful, moved.exact_only, moved.served, moved.origin) == (
+        False,
+        True,
+        "l0",
+        "loop",
+    )
+    assert plain.plan_json == json.dumps(template) and plain.stored_intent_json == ""
+    assert plain.effectful and not plain.exact_only and plain.l0_id is None
+    assert broken.plan_json == rows[2][1] and broken.stored_intent_json == ""
+    assert counted == [SignalCount(signal="implicit_ok", weight=0.3, count=2)]
+    assert recounted == [*counted, SignalCount(signal="reject", weight=1.0, count=1)]
+
+
+async def test_concurrent_signals_on_one_turn_count_once(store: PlanStore) -> None:
+    await store.add_observation(obs("t1"))
+    await store.add_observation(obs("t1", shape_hash="other"))
+    signals = [("approve", 1.0), ("reject", 1.0), ("implicit_ok", 0.3), ("implicit_fail", 0.3)]
+    await asyncio.gather(*(store.set_signal("t1", s, w) for s, w in signals * 2))
+    final = {(o.signal, o.signal_weight) for o in await store.observations_for_turn("t1")}
+    assert len(final) == 1
+    ((signal, weight),) = final
+    for shape in ("shape", "other"):
+        assert await store.signal_counts("agent", "isig", shape) == [
+            SignalCount(signal=signal, weight=weight, count=1)
+        ]
+
+
+async def test_an_observation_recorded_with_a_signal_counts_at_once(store: PlanStore) -> None:
+    await store.add_observation(obs("t1", signal="approve", signal_weight=1.0))
+    await store.add_observation(obs("t2", signal="approve", signal_weight=1.0, exact_only=True))
+    assert await store.signal_counts("agent", "isig", "shape") == [
+        SignalCount(signal="approve", weight=1.0, count=1)
+    ]
+    await store.set_signal("t1", "reject", 1.0)
+    assert await store.signal_counts("agent", "isig", "shape") == [
+        SignalCount(signal="reject", weight=1.0, count=1)
+    ]
+
+
 # -- anti-entries ------------------------------------------------------------------------
 
 
@@ -418,7 +675,7 @@ def test_both_stores_have_every_port_method_with_its_parameters() -> None:
     from keel.plans.sql_store import SqlPlanStore
 
     methods = [n for n, v in vars(PlanStore).items() if inspect.iscoroutinefunction(v)]
-    assert len(methods) == 19
+    assert len(methods) == 22
     for cls in (MemoryPlanStore, SqlPlanStore):
         for name in methods:
             want = inspect.signature(getattr(PlanStore, name)).parameters

@@ -355,6 +355,38 @@ async def test_exact_only_template_stays_in_l0() -> None:
     assert await cache.feedback("e2", "reject", now=3.0) == "l0_deleted"
 
 
+async def test_exact_only_turns_are_no_l1_evidence_for_their_shape() -> None:
+    cache, store = await make()
+    await record(cache, "list files", plan(("list_files", {"folder": "/tmp/x"})), turn="e")
+    await cache.feedback("e", "approve", now=1.0)
+    await record(cache, *listing("/tmp/docs"), turn="t1", now=2.0)
+    (exact, slotted) = await store.observations(SCOPE, "list:files")
+    assert exact.shape_hash == slotted.shape_hash and exact.exact_only
+    assert await cache.feedback("t1", "approve", now=3.0) == "promoted"
+    (row,) = await store.entries(layer="l1")
+    assert (row.alpha, row.beta) == (2.0, 1.0)  # t1's approve only
+
+
+async def test_feedback_reaches_a_turn_behind_many_later_observations() -> None:
+    cache, store = await make()
+    await record(cache, *listing("/tmp/docs"), turn="t0")
+    for i in range(1, 40):
+        await record(cache, *listing(f"/tmp/d{i}"), turn=f"t{i}", now=float(i))
+    assert (await store.counts())["observations"] == 40
+    assert await cache.feedback("t0", "approve", now=50.0) == "promoted"
+
+
+async def test_a_second_signal_on_a_turn_replaces_the_first_in_the_evidence() -> None:
+    cache, store = await make()
+    await record(cache, *listing("/tmp/docs"), turn="t1")
+    assert await cache.feedback("t1", "implicit_ok", now=1.0) == "none"
+    assert await cache.feedback("t1", "approve", now=2.0) == "promoted"
+    await record(cache, *listing("/tmp/other"), turn="t2", now=3.0)
+    assert await cache.feedback("t2", "implicit_fail", now=4.0) == "updated"
+    (row,) = await store.entries(layer="l1")
+    assert (row.alpha, row.beta) == (2.0, 1.3)  # approve 1 (not 1.3) + implicit_fail 0.3
+
+
 async def test_record_refuses_a_plan_missing_an_asked_verb() -> None:
     cache, _ = await make()
     request = "list files in /tmp/docs and delete file /tmp/docs/a.txt"

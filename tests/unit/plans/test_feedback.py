@@ -23,7 +23,7 @@ from keel.plans.feedback import (
     signal_weight,
     wilson_lower,
 )
-from keel.plans.store_port import Observation, TemplateRow
+from keel.plans.store_port import Observation, SignalCount, TemplateRow
 
 RULES = FeedbackRules()
 METNOS = FeedbackRules.metnos()
@@ -137,6 +137,85 @@ def test_evidence_of_observations_uses_the_stored_weight() -> None:
     found = Evidence.of(observations)
     assert found.successes == pytest.approx(1.5)
     assert found.n == pytest.approx(1.5)
+
+
+def test_evidence_of_counts_matches_the_observations_it_counts() -> None:
+    counts = [
+        SignalCount(signal="approve", weight=1.0, count=2),
+        SignalCount(signal="implicit_ok", weight=0.3, count=3),
+        SignalCount(signal="implicit_fail", weight=0.3, count=1),
+        SignalCount(signal="reject", weight=1.0, count=1),
+        SignalCount(signal="repeat", weight=0.0, count=4),
+        SignalCount(signal="nonsense", weight=1.0, count=9),
+    ]
+    found = Evidence.of_counts(counts)
+    assert found.successes == pytest.approx(2.9) and found.failures == pytest.approx(1.3)
+    assert (found.approvals, found.rejects, found.repeats) == (2, 1, 4)
+    expanded = [
+        Observation(
+            turn_id=f"{c.signal}{i}",
+            scope="s",
+            intent_sig="i",
+            shape_hash="h",
+            plan_json="{}",
+            signal=c.signal,
+            signal_weight=c.weight,
+        )
+        for c in counts
+        for i in range(c.count)
+    ]
+    assert Evidence.of(expanded) == found
+    assert Evidence.of(reversed(expanded)) == found
+
+
+def test_ten_implicit_signals_weigh_exactly_three() -> None:
+    found = Evidence.of_counts([SignalCount(signal="implicit_fail", weight=0.3, count=10)])
+    assert found.n == 3.0
+    assert demotes(
+        "implicit_fail", found, effectful=False, serving=False, shadow=False, rules=RULES
+    )
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["approve", "reject", "implicit_ok", "implicit_fail", "repeat"]),
+            st.sampled_from([0.3, 0.5, 1.0]),
+        ),
+        max_size=40,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_evidence_does_not_depend_on_the_order_of_signals(
+    signals: list[tuple[str, float]], rng: Any
+) -> None:
+    def of(items: list[tuple[str, float]]) -> Evidence:
+        return Evidence.of(
+            Observation(
+                turn_id=str(i),
+                scope="s",
+                intent_sig="i",
+                shape_hash="h",
+                plan_json="{}",
+                signal=signal,
+                signal_weight=weight,
+            )
+            for i, (signal, weight) in enumerate(items)
+        )
+
+    shuffled = list(signals)
+    rng.shuffle(shuffled)
+    assert of(shuffled) == of(signals)
+    sequential = evidence_summed(signals)
+    assert of(signals).successes == pytest.approx(sequential.successes)
+    assert of(signals).failures == pytest.approx(sequential.failures)
+
+
+def evidence_summed(signals: list[tuple[str, float]]) -> Evidence:
+    found = Evidence()
+    for signal, weight in signals:
+        found = found.with_signal(signal, weight)
+    return found
 
 
 # -- promotion ----------------------------------------------------------------------------
