@@ -20,14 +20,23 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, func, insert, not_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import and_, delete, func, insert, not_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from keel.errors import StoreError
 from keel.plans.memory_store import STATUSES
+from keel.plans.sql_rows import (
+    OBS_FIELDS,
+    ROW_FIELDS,
+    Key,
+    count_signals,
+    evidence_key,
+    observation_of,
+    sorted_anti,
+    template_of,
+    upsert,
+)
 from keel.plans.store_port import (
     AntiEntry,
     FlushLayer,
@@ -47,8 +56,6 @@ from keel.stores.tables import plan_templates as rows_t
 
 _UPSERT_ATTEMPTS = 3
 _CHUNK = 500
-_ROW_FIELDS = tuple(c.name for c in rows_t.columns)
-_OBS_FIELDS = tuple(c.name for c in obs_t.columns if c.name != "id")
 
 Write = Callable[[AsyncConnection], Awaitable[Any]]
 
@@ -90,7 +97,7 @@ class SqlPlanStore:
     async def get(self, entry_id: str) -> TemplateRow | None:
         """See `PlanStore.get`."""
         found = await self._read("a plan entry", select(rows_t).where(rows_t.c.id == entry_id))
-        return _template(found[0]) if found else None
+        return template_of(found[0]) if found else None
 
     async def get_by_key(self, layer: Layer, scope: str, key: str) -> TemplateRow | None:
         """See `PlanStore.get_by_key`."""
@@ -98,7 +105,7 @@ class SqlPlanStore:
             rows_t.c.layer == layer, rows_t.c.scope == scope, rows_t.c.key == key
         )
         found = await self._read("a plan entry", query)
-        return _template(found[0]) if found else None
+        return template_of(found[0]) if found else None
 
     async def by_intent(self, scope: str, intent_sig: str) -> list[TemplateRow]:
         """See `PlanStore.by_intent`: L1 rows, oldest first."""
@@ -108,18 +115,18 @@ class SqlPlanStore:
             .where(rows_t.c.layer == "l1")
             .order_by(rows_t.c.created_at, self._id_order)
         )
-        return [_template(r) for r in await self._read("plan entries", query)]
+        return [template_of(r) for r in await self._read("plan entries", query)]
 
     async def put(self, row: TemplateRow) -> None:
         """See `PlanStore.put`."""
-        values = {name: getattr(row, name) for name in _ROW_FIELDS}
+        values = {name: getattr(row, name) for name in ROW_FIELDS}
         same_key = and_(
             rows_t.c.layer == row.layer, rows_t.c.scope == row.scope, rows_t.c.key == row.key
         )
 
         async def work(conn: AsyncConnection) -> None:
             await conn.execute(delete(rows_t).where(rows_t.c.id == row.id, not_(same_key)))
-            await conn.execute(_upsert(conn, rows_t, values, ("layer", "scope", "key")))
+            await conn.execute(upsert(conn, rows_t, values, ("layer", "scope", "key")))
 
         await self._write(f"storing plan entry {row.id!r}", work)
 
@@ -168,7 +175,7 @@ class SqlPlanStore:
             query = query.where(rows_t.c.layer == layer)
         if status is not None:
             query = query.where(rows_t.c.status == status)
-        return [_template(r) for r in await self._read("plan entries", query)]
+        return [template_of(r) for r in await self._read("plan entries", query)]
 
     async def counts(self) -> dict[str, int]:
         """See `PlanStore.counts`."""
@@ -188,11 +195,11 @@ class SqlPlanStore:
 
     async def add_observation(self, observation: Observation) -> None:
         """See `PlanStore.add_observation`."""
-        values = {name: getattr(observation, name) for name in _OBS_FIELDS}
+        values = {name: getattr(observation, name) for name in OBS_FIELDS}
 
         async def work(conn: AsyncConnection) -> None:
             await conn.execute(insert(obs_t), [values])
-            await _count_signals(conn, Counter({_evidence_key(observation): 1}))
+            await count_signals(conn, Counter({evidence_key(observation): 1}))
 
         await self._write("recording a plan observation", work)
 
@@ -207,12 +214,12 @@ class SqlPlanStore:
         )
         if shape_hash is not None:
             query = query.where(obs_t.c.shape_hash == shape_hash)
-        return [_observation(r) for r in await self._read("plan observations", query)]
+        return [observation_of(r) for r in await self._read("plan observations", query)]
 
     async def observations_for_turn(self, turn_id: str) -> list[Observation]:
         """See `PlanStore.observations_for_turn`: insertion order."""
         query = select(obs_t).where(obs_t.c.turn_id == turn_id).order_by(obs_t.c.id)
-        return [_observation(r) for r in await self._read("plan observations", query)]
+        return [observation_of(r) for r in await self._read("plan observations", query)]
 
     async def count_observations(
         self, scope: str, intent_sig: str, shape_hash: str | None = None
@@ -248,7 +255,7 @@ class SqlPlanStore:
         if limit < 1:
             return []
         query = select(obs_t).order_by(obs_t.c.ts.desc(), obs_t.c.id.desc()).limit(limit)
-        return [_observation(r) for r in await self._read("plan observations", query)]
+        return [observation_of(r) for r in await self._read("plan observations", query)]
 
     async def set_signal(self, turn_id: str, signal: str, weight: float) -> None:
         """See `PlanStore.set_signal`: every observation of the turn, and the signal counts
@@ -259,7 +266,7 @@ class SqlPlanStore:
         query = update(obs_t).where(mine).values(signal=signal, signal_weight=weight)
 
         async def work(conn: AsyncConnection) -> None:
-            changes: Counter[_Key | None] = Counter()
+            changes: Counter[Key | None] = Counter()
             for scope, intent, shape, exact, old, old_weight in await conn.execute(
                 before.with_for_update()
             ):
@@ -267,7 +274,7 @@ class SqlPlanStore:
                     changes[(scope, intent, shape, old, float(old_weight))] -= 1
                     changes[(scope, intent, shape, signal, weight)] += 1
             await conn.execute(query)
-            await _count_signals(conn, changes)
+            await count_signals(conn, changes)
 
         await self._write(f"recording feedback for turn {turn_id!r}", work)
 
@@ -278,7 +285,7 @@ class SqlPlanStore:
         values = {c.name: getattr(entry, c.name) for c in anti_t.columns}
 
         async def work(conn: AsyncConnection) -> None:
-            await conn.execute(_upsert(conn, anti_t, values, ("scope", "intent_sig", "shape_hash")))
+            await conn.execute(upsert(conn, anti_t, values, ("scope", "intent_sig", "shape_hash")))
 
         await self._write("storing an anti-entry", work)
 
@@ -287,7 +294,7 @@ class SqlPlanStore:
         query = select(anti_t).where(
             anti_t.c.scope == scope, anti_t.c.intent_sig == intent_sig, anti_t.c.expires_at > now
         )
-        return _sorted_anti(await self._read("anti-entries", query))
+        return sorted_anti(await self._read("anti-entries", query))
 
     async def delete_anti(self, scope: str, intent_sig: str, shape_hash: str) -> None:
         """See `PlanStore.delete_anti`."""
@@ -301,7 +308,7 @@ class SqlPlanStore:
 
     async def all_anti(self) -> list[AntiEntry]:
         """See `PlanStore.all_anti`: expired ones included."""
-        return _sorted_anti(await self._read("anti-entries", select(anti_t)))
+        return sorted_anti(await self._read("anti-entries", select(anti_t)))
 
     # -- effect journal --------------------------------------------------------------
 
@@ -320,67 +327,6 @@ class SqlPlanStore:
         values = {c.name: getattr(entry, c.name) for c in journal_t.columns}
 
         async def work(conn: AsyncConnection) -> None:
-            await conn.execute(_upsert(conn, journal_t, values, ("turn_id", "step_id")))
+            await conn.execute(upsert(conn, journal_t, values, ("turn_id", "step_id")))
 
         await self._write(f"writing the journal of turn {entry.turn_id!r}", work)
-
-
-def _upsert(
-    conn: AsyncConnection, table: Table, values: dict[str, Any], keys: tuple[str, ...]
-) -> Any:
-    """INSERT ... ON CONFLICT (keys) DO UPDATE: concurrent writers of one key wait for
-    each other instead of failing (SQLite and PostgreSQL share the syntax)."""
-    dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = dialect_insert(table).values(**values)
-    return statement.on_conflict_do_update(
-        index_elements=list(keys),
-        set_={name: statement.excluded[name] for name in values if name not in keys},
-    )
-
-
-_Key = tuple[str, str, str, str, float]
-"""(scope, intent_sig, shape_hash, signal, weight): one row of `plan_signal_counts`."""
-
-
-def _evidence_key(o: Observation) -> _Key | None:
-    """The signal count an observation adds to (None: it has no signal, or is exact-only)."""
-    if o.exact_only:
-        return None
-    return (o.scope, o.intent_sig, o.shape_hash, o.signal, o.signal_weight)
-
-
-async def _count_signals(conn: AsyncConnection, changes: Counter[_Key | None]) -> None:
-    """Add `changes` to `plan_signal_counts` (keys in order, so concurrent writers lock rows
-    in one order); rows that reach zero are deleted. Unsignalled changes are ignored."""
-    names = ("scope", "intent_sig", "shape_hash", "signal", "weight")
-    dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    for key in sorted(k for k in changes if k is not None and k[3] and changes[k]):
-        add = dialect_insert(counts_t).values(**dict(zip(names, key, strict=True)), n=changes[key])
-        await conn.execute(
-            add.on_conflict_do_update(
-                index_elements=list(names), set_={"n": counts_t.c.n + add.excluded.n}
-            )
-        )
-        if changes[key] < 0:
-            same = [counts_t.c[name] == value for name, value in zip(names, key, strict=True)]
-            await conn.execute(delete(counts_t).where(*same, counts_t.c.n <= 0))
-
-
-def _template(row: Any) -> TemplateRow:
-    values = {name: getattr(row, name) for name in _ROW_FIELDS}
-    values["effectful"] = bool(values["effectful"])
-    if values["embedding"] is not None:
-        values["embedding"] = bytes(values["embedding"])
-    return TemplateRow(**values)
-
-
-def _observation(row: Any) -> Observation:
-    values = {name: getattr(row, name) for name in _OBS_FIELDS}
-    values["effectful"] = bool(values["effectful"])
-    values["exact_only"] = bool(values["exact_only"])
-    return Observation(**values)
-
-
-def _sorted_anti(rows: list[Any]) -> list[AntiEntry]:
-    entries = [AntiEntry(**{c.name: getattr(r, c.name) for c in anti_t.columns}) for r in rows]
-    return sorted(entries, key=lambda e: (e.scope, e.intent_sig, e.shape_hash))
