@@ -24,6 +24,8 @@ from keel.plans.skill_catalog import catalog_for_skill
 from keel.plans.store_port import PlanStore
 from keel.project.definition import AgentDefinition, Skill
 
+FILLER_MEMORY = 10_000
+"""Filler answers kept (oldest dropped first)."""
 REPHRASE_SECONDS = 60.0
 """The same intent asked again this soon after a cached answer is an implicit rejection."""
 
@@ -117,8 +119,9 @@ class PlanCaches:
         """The language part of the L0 key."""
         return definition.config.language or "en"
 
-    async def fillers(self, t: TurnContext, plan: Plan, entry_id: str | None) -> dict[str, str]:
-        """Each filler's text: kept per (entry, filler, normalised request), else asked."""
+    async def fillers(self, t: TurnContext, plan: Plan) -> dict[str, str]:
+        """Each filler's text: kept per (filler prompt, normalised request), so a repeat costs
+        no model call (spec §3.11); else asked once, on the filler's tier."""
         if not plan.fillers:
             return {}
         from keel.loop.planner import ask_text
@@ -126,8 +129,10 @@ class PlanCaches:
         request = normalise(t.user_text)
         answers: dict[str, str] = {}
         for name, filler in plan.fillers.items():
-            key = (entry_id or "", name, request)
+            key = (filler.prompt, filler.tier, request)
             if key not in self._fillers:
+                if len(self._fillers) >= FILLER_MEMORY:
+                    self._fillers.pop(next(iter(self._fillers)))
                 text = await ask_text(
                     t, filler.prompt, t.user_text, tier=filler.tier, purpose="filler"
                 )

@@ -136,7 +136,7 @@ async def run_plan(
             + (f"/r{attempt}" if attempt else ""),
             runtime=runtime_values(t),
             slots=bound,
-            fillers=await t.plans.fillers(t, plan, entry_id),
+            fillers=await t.plans.fillers(t, plan),
             served=served,
             now=lambda: epoch(t),
         )

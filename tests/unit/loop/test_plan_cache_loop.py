@@ -264,3 +264,22 @@ async def test_editing_the_skill_retires_its_cached_plans(tmp_path: Path) -> Non
     assert ("l0", False, "signature") in _decisions(result.events)
     model.assert_complete()  # the model planned again
     await store.close()
+
+
+async def test_a_filler_is_asked_once_per_request_and_kept_for_repeats(tmp_path: Path) -> None:
+    store = await _store(tmp_path)
+    plan = {
+        "steps": [{"id": 1, "tool": "get_order", "args": {"order_id": "12"}}],
+        "fillers": {"tone": {"prompt": "Say one friendly word.", "default": "Hello"}},
+        "final_message": "${FILLER:tone}! Order 12 is ${step1.status}.",
+    }
+    one, model = await _user(store, [json.dumps(plan), "Howdy"], "c1", "planned")
+    result = await one.send("where is order 12")
+    assert _said(result.events)[-1] == "Howdy! Order 12 is pending."
+    purposes = [e.metadata.get("purpose") for e in result.events if e.kind == "model_called"]
+    assert purposes == ["planner", "filler"]
+    result = await one.send("where is order 12")
+    assert ("l0", True, "hit") in _decisions(result.events)
+    assert _said(result.events)[-1] == "Howdy! Order 12 is pending."
+    assert _asked(model) == 2  # the repeat asked nothing: plan and filler were kept
+    await store.close()
