@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from keel.server.settings import ServerSettings
 
 LOCAL_KEY_NAME = "local"
+GRACEFUL_SHUTDOWN_SECONDS = 10
+"""On SIGTERM, how long requests in flight may take before they are cut (an open
+Inspector stream never ends by itself); turns still running are then recorded cancelled."""
 
 
 def is_loopback(host: str) -> bool:
@@ -127,8 +130,13 @@ def _check_embedder(definition: AgentDefinition) -> None:
 def _banner(agent: str, host: str, port: int, secret: str | None) -> str:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
+    # The pages take a key from `#key=`: a fragment never reaches the server or its logs.
+    fragment = f"#key={secret}" if secret is not None else ""
     lines = [
         f"Keel is serving {agent} at {base}",
+        f"  web chat        {base}/ui/chat{fragment}",
+        f"  Inspector       {base}/ui/inspector{fragment}",
+        f"  plan console    {base}/ui/plans{fragment}",
         f"  chat API        {base}/v1/conversations/{{id}}/messages",
         f"  OpenAI-style    {base}/v1  (model {agent!r})",
         f"  REST webhook    {base}/webhooks/rest/webhook",
@@ -236,6 +244,7 @@ def run_command(
         port=port,
         workers=workers,
         log_level=log_level,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from keel.events.base import freeze_json
+from keel.events.base import JsonValue, freeze_json
 from keel.events.model import BotMessage, HistoryCompressed, ModelCalled, UserMessage
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
@@ -203,11 +204,23 @@ async def call_model(
     return response, offers
 
 
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
+
+
+def request_record(request: ModelRequest) -> JsonValue:
+    """What was sent, for `model_called.metadata.request`: each message's role, content,
+    tool calls and tool call id (as present), and the names of the offered tools."""
+    sent: list[Mapping[str, object]] = list(request.messages)
+    messages = [{key: m[key] for key in _MESSAGE_KEYS if key in m} for m in sent]
+    return freeze_json({"messages": messages, "tools": [tool.name for tool in request.tools]})
+
+
 async def ask_recorded(
     t: TurnContext, request: ModelRequest, *, tier_reason: str, purpose: str | None = None
 ) -> ModelResponse:
     """One round trip, counted against the turn's budget and recorded as `model_called`
-    (with tokens, latency, cost, and the reply as sent: replays and the Inspector read it).
+    (with tokens, latency, cost, the request as sent and the reply: replays and the
+    Inspector read them).
     `purpose` marks calls that are not the tool-calling loop's (`planner`, `filler`)."""
     started = t.clock.now()
     with t.timed("model"):
@@ -217,6 +230,7 @@ async def ask_recorded(
     spec = served_by(t, response.model, request.tier)
     meta: dict[str, object] = {
         "tier_reason": tier_reason,
+        "request": request_record(request),
         "reply": freeze_json(dict(response.to_message())),
     }
     if purpose is not None:

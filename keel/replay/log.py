@@ -85,12 +85,17 @@ def read_recording(events: Sequence[Event]) -> Recording:
 
 def comparable(events: Sequence[Event]) -> list[str]:
     """Events as JSON lines without timestamps and with engine ids numbered by first use,
-    so two runs with different clocks and id sources compare equal when they behave alike."""
+    so two runs with different clocks and id sources compare equal when they behave alike.
+    A `model_called` event's `metadata.request` (the prompt as sent, which shows the
+    clock's date) is left out too: what the engine did with the replies is compared."""
     names: dict[str, str] = {}
     lines: list[str] = []
     for event in events:
         data = encode_event(event)
         data.pop("timestamp", None)
+        metadata = data.get("metadata")
+        if isinstance(event, ModelCalled) and isinstance(metadata, dict):
+            data["metadata"] = {k: v for k, v in metadata.items() if k != "request"}
         lines.append(json.dumps(_renamed(data, names), sort_keys=True, default=str))
     return lines
 

@@ -1,4 +1,5 @@
-"""Keel's HTTP server: the chat API, channels, auth and streaming over FastAPI.
+"""Keel's HTTP server: the chat API, channels, auth, streaming, admin endpoints and the
+web UI (keel/server/ui) over FastAPI.
 
 `create_app(settings, *, engine_factory=None)` builds the app for one agent;
 `ServerSettings` says what to serve and how. `keel run` (keel/cli/run_cmd.py) serves it

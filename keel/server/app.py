@@ -21,6 +21,7 @@ from keel.server import (
     channels_openai,
     channels_rest,
     conversations,
+    inspector,
     plan_feedback,
     plans_admin,
 )
@@ -29,11 +30,13 @@ from keel.server.errors import install_error_handlers
 from keel.server.limits import BodyLimit
 from keel.server.runtime import EngineFactory, ServerRuntime
 from keel.server.settings import ServerSettings
+from keel.server.ui import routes as ui_routes
 from keel.server.wire import HealthReply
 
 _DESCRIPTION = (
     "Talk to a Keel agent: the chat API with JSON or server-sent events, approvals and "
-    "cancellation, Rasa's REST webhook and an OpenAI-compatible Chat Completions endpoint. "
+    "cancellation, Rasa's REST webhook, an OpenAI-compatible Chat Completions endpoint and "
+    "admin endpoints (conversations for the Inspector, the plan cache); the web UI is at /ui/chat. "
     "See docs/api.md."
 )
 
@@ -69,8 +72,10 @@ def create_app(
     app.include_router(channels_rest.router)
     app.include_router(channels_openai.router)
     app.include_router(admin.router)
+    app.include_router(inspector.router)
     app.include_router(plans_admin.router)
     app.include_router(plan_feedback.router)
+    app.include_router(ui_routes.router)
     app.add_api_route(
         "/health", _health, methods=["GET"], response_model=HealthReply, tags=["health"]
     )

@@ -126,13 +126,15 @@ async def get_stream(
 ) -> EventStream:
     """Replay the log after `Last-Event-ID` (or `after`), then follow a running turn."""
     key = store_key(principal.name, conversation_id)
-    start = _resume_point(last_event_id, after)
+    start = resume_point(last_event_id, after)
     stored = await _log(runtime, key)
     run = runtime.runs.active(key)
     return EventStream(_replay(stored, start, run))
 
 
-def _resume_point(last_event_id: str | None, after: int | None) -> int:
+def resume_point(last_event_id: str | None, after: int | None) -> int:
+    """The seq to resume after: `Last-Event-ID` when sent (422 when not a number), else
+    `after`, else 0."""
     if last_event_id is not None and last_event_id.strip():
         try:
             return min(MAX_SEQ, max(0, int(last_event_id.strip())))

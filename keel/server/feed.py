@@ -114,6 +114,11 @@ class TurnFeed:
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
 
+    def next_push(self) -> asyncio.Event:
+        """An event set by the next push (never, once finished): wait on it to learn that
+        the feed grew without following it."""
+        return self._wake
+
     def position_after(self, seq: int) -> int:
         """The index just past the last `Logged` item with a sequence number <= `seq`."""
         position = 0

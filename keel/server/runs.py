@@ -93,6 +93,7 @@ class RunRegistry:
     def __init__(self, store: EventStore) -> None:
         self._store = store
         self._runs: dict[str, TurnRun] = {}
+        self._started = asyncio.Event()
 
     def active(self, key: str) -> TurnRun | None:
         """The run of conversation `key`, if one is active."""
@@ -105,7 +106,14 @@ class RunRegistry:
         run = TurnRun(key=key, store=self._store, call=call)
         self._runs[key] = run
         run.task.add_done_callback(lambda _task: self._forget(key, run))
+        started, self._started = self._started, asyncio.Event()
+        started.set()
         return run
+
+    def next_start(self) -> asyncio.Event:
+        """An event set when the next run starts, for any conversation (the admin stream
+        waits on it to follow a conversation whose next turn has not started yet)."""
+        return self._started
 
     def _forget(self, key: str, run: TurnRun) -> None:
         if self._runs.get(key) is run:

@@ -13,6 +13,9 @@ Internal events stay dataclasses; this module alone knows the wire (style rule 1
 | `error` | the request failed | none |
 | `done` | always last | the last log seq |
 
+The admin stream (`keel.server.inspector`) sends every log event as a `logged` frame
+(`{seq, event}`, `id:` its seq) and a keep-alive comment when it has been quiet.
+
 Frames without an `id:` leave the client's last event id where it was, so a reconnect
 with `Last-Event-ID` resumes from the log and skips only what is not in it.
 """
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from keel.events.base import to_plain
+from keel.events.codec import encode_event
 from keel.events.model import BotMessage, Event, PausePointCreated, ToolExecuted, TurnEnded
 from keel.server.feed import Delta, FeedItem, Finished, Logged, RunOutcome, ToolStart
 from keel.server.views import bot_message_out
@@ -117,6 +121,15 @@ def encode_logged(seq: int, event: Event) -> Frame | None:
     if isinstance(event, TurnEnded):
         return encode_stop(seq, event)
     return None
+
+
+def encode_log_entry(seq: int, event: Event) -> Frame:
+    """`logged` (admin stream): `{seq, event}`, the event encoded as stored (not masked)."""
+    return Frame(event="logged", data={"seq": seq, "event": encode_event(event)}, id=seq)
+
+
+KEEP_ALIVE = ": keep-alive\n\n"
+"""A comment line: clients ignore it; proxies see the connection is alive."""
 
 
 def encode_item(item: FeedItem) -> list[Frame]:

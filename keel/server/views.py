@@ -20,6 +20,7 @@ from keel.server.wire import (
     LoggedEvent,
     MessageReply,
     PendingOut,
+    StateAtReply,
     StopReasonOut,
 )
 from keel.stores.port import StoredEvent
@@ -106,7 +107,48 @@ def conversation_view(
     }
 
 
-def events_reply(conversation_id: str, events: list[StoredEvent], last_seq: int) -> EventsReply:
-    """`GET /v1/conversations/{id}/events`: encoded events as stored (not masked)."""
-    logged: list[LoggedEvent] = [{"seq": s.seq, "event": encode_event(s.event)} for s in events]
+def events_reply(
+    conversation_id: str, events: list[StoredEvent], last_seq: int, *, internals: bool = False
+) -> EventsReply:
+    """`GET /v1/conversations/{id}/events`: encoded events as stored (not masked). The
+    prompts the model was sent (`model_called` `metadata.request`: the system prompt, the
+    agent's rules) are internals: only the admin view (`internals=True`) shows them."""
+    logged: list[LoggedEvent] = [
+        {"seq": s.seq, "event": _without_internals(encode_event(s.event), internals)}
+        for s in events
+    ]
     return {"conversation_id": conversation_id, "events": logged, "last_seq": last_seq}
+
+
+def _without_internals(data: dict[str, object], internals: bool) -> dict[str, object]:
+    metadata = data.get("metadata")
+    if internals or data.get("type") != "model_called" or not isinstance(metadata, dict):
+        return data
+    return {**data, "metadata": {k: v for k, v in metadata.items() if k != "request"}}
+
+
+def state_at_reply(
+    owner: str | None,
+    conversation_id: str,
+    state: ConversationState,
+    schema: MemorySchema,
+    *,
+    seq: int,
+    last_seq: int,
+) -> StateAtReply:
+    """`GET /v1/admin/conversations/{owner}/{id}/state`: `state`, the log folded up to
+    `seq`, in the shapes of `conversation_view` (pii memory masked)."""
+    view = conversation_view(conversation_id, state, schema, running=False)
+    return {
+        "owner": owner,
+        "conversation_id": conversation_id,
+        "seq": seq,
+        "last_seq": last_seq,
+        "status": view["state"],
+        "active_skill": view["active_skill"],
+        "stack": view["stack"],
+        "memory": view["memory"],
+        "pending_confirmation": view["pending_confirmation"],
+        "last_stop_reason": view["last_stop_reason"],
+        "turn_count": view["turn_count"],
+    }

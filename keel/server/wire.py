@@ -162,6 +162,25 @@ class AdminConversationsReply(TypedDict):
     conversations: list[AdminConversation]
 
 
+class StateAtReply(TypedDict):
+    """`GET /v1/admin/conversations/{owner}/{id}/state`: the fold of the log up to `seq`."""
+
+    owner: str | None
+    conversation_id: str
+    seq: int
+    """The last event folded (the `seq` asked for, else the log's last)."""
+    last_seq: int
+    """The log's last seq when answered."""
+    status: StateOut
+    active_skill: str | None
+    stack: list[FrameOut]
+    memory: JsonObject
+    """pii fields masked as `[set]`."""
+    pending_confirmation: PendingOut | None
+    last_stop_reason: StopReasonOut | None
+    turn_count: int
+
+
 class RestMessageOut(TypedDict):
     """Rasa's REST channel output: one bot message for `recipient_id`."""
 

@@ -25,6 +25,9 @@ OPERATIONS = {
     ("post", "/v1/chat/completions"),
     ("get", "/v1/models"),
     ("get", "/v1/admin/conversations"),
+    ("get", "/v1/admin/conversations/{owner}/{conversation_id}/events"),
+    ("get", "/v1/admin/conversations/{owner}/{conversation_id}/state"),
+    ("get", "/v1/admin/conversations/{owner}/{conversation_id}/stream"),
     ("get", "/v1/admin/plans"),
     ("get", "/v1/admin/plans/{entry_id}"),
     ("delete", "/v1/admin/plans/{entry_id}"),
@@ -70,6 +73,8 @@ JSON = st.recursive(
     max_leaves=8,
 )
 VALID_ID = st.from_regex(CONVERSATION_ID_PATTERN, fullmatch=True)
+OWNERS = ["alice", "bob", "~", "a b"]
+"""Owners in admin paths: alice chats below, bob never does, `~` and `a b` own nothing."""
 IDS = st.one_of(VALID_ID, VALID_ID, st.sampled_from(["c1", "c2"]), st.text(max_size=12))
 TEXT = st.text(min_size=1, max_size=30)
 CHAT = st.fixed_dictionaries(
@@ -111,6 +116,10 @@ def requests(draw: st.DrawFn) -> dict[str, object]:
     path = template
     for name in ("conversation_id", "pause_id", "entry_id", "turn_id"):
         path = path.replace("{" + name + "}", quote(draw(IDS) or "x", safe=""))
+    # The admin stream follows a conversation until the client leaves, and this client
+    # reads whole answers: it only asks for conversations that do not exist.
+    owners = OWNERS if not template.endswith("/stream") else OWNERS[1:]
+    path = path.replace("{owner}", quote(draw(st.sampled_from(owners)), safe=""))
     headers = dict(draw(st.sampled_from([ALICE, ALICE, ALICE, ROOT_KEY, {}])))
     if draw(st.booleans()):
         headers["accept"] = "text/event-stream"
@@ -118,7 +127,7 @@ def requests(draw: st.DrawFn) -> dict[str, object]:
         headers["last-event-id"] = draw(st.text(alphabet="0123456789-x ", max_size=25))
     params = draw(
         st.dictionaries(
-            st.sampled_from(["after", "limit", "owner"]), st.text(max_size=25), max_size=2
+            st.sampled_from(["after", "limit", "owner", "seq"]), st.text(max_size=25), max_size=2
         )
     )
     body = draw(_body(template))

@@ -1,0 +1,151 @@
+"""Admin read endpoints for the Inspector (scope `admin`): any key's conversation.
+
+A conversation is addressed by its owner (the key name, as in `GET /v1/admin/conversations`)
+and the id that key chose; the owner `~` addresses a log written outside the server (owner
+null in the listing). `events` answers the log like the chat API's, `state?seq=N` the fold
+of the log up to event N (memory pii masked), and `stream` every log event as a `logged`
+frame: the log after the resume point, then new events as they are appended, until the
+client leaves (`keel.server.inspector_stream`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Path, Query
+from fastapi.responses import JSONResponse
+
+from keel.events.fold import fold
+from keel.server.conversations import MAX_SEQ, resume_point
+from keel.server.deps import AdminKey, Runtime
+from keel.server.errors import ERROR_RESPONSES, ApiError
+from keel.server.inspector_stream import follow_log
+from keel.server.owners import store_key
+from keel.server.runtime import ServerRuntime
+from keel.server.sse_response import SSE_MEDIA_TYPE, EventStream
+from keel.server.views import events_reply, state_at_reply
+from keel.server.wire import ErrorReply, EventsReply, StateAtReply
+
+router = APIRouter(
+    prefix="/v1/admin/conversations/{owner}/{conversation_id}",
+    tags=["admin"],
+    responses=ERROR_RESPONSES,
+)
+
+NO_OWNER = "~"
+"""The owner path segment of a log written outside the server (no key name in its id)."""
+
+OwnerPath = Annotated[
+    str,
+    Path(
+        pattern=r"^(~|[A-Za-z0-9_.-]{1,64})$",
+        description="The key name that owns the conversation, or `~` for none.",
+    ),
+]
+AdminConversationIdPath = Annotated[
+    str, Path(min_length=1, max_length=255, description="The conversation id its key chose.")
+]
+SeqQuery = Annotated[int, Query(ge=0, le=MAX_SEQ)]
+
+_UNKNOWN: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorReply, "description": "No such conversation (`conversation.not_found`)."},
+}
+
+
+def inspected_key(owner: str, conversation_id: str) -> str:
+    """The store's id of `owner`'s conversation `conversation_id`."""
+    return conversation_id if owner == NO_OWNER else store_key(owner, conversation_id)
+
+
+async def _last_seq(runtime: ServerRuntime, key: str) -> int:
+    """The log's last seq; 404 when it has no events and no turn is running."""
+    last = await runtime.store.last_seq(key)
+    if last == 0 and runtime.runs.active(key) is None:
+        raise ApiError(404, "conversation.not_found", "no such conversation")
+    return last
+
+
+@router.get("/events", response_model=EventsReply, responses=_UNKNOWN)
+async def get_events(
+    owner: OwnerPath,
+    conversation_id: AdminConversationIdPath,
+    principal: AdminKey,
+    runtime: Runtime,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_SEQ, description="Only events with a larger seq.")
+    ] = 0,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1_000,
+) -> JSONResponse:
+    """The conversation's log after seq `after`, as encoded events (at most `limit`)."""
+    key = inspected_key(owner, conversation_id)
+    last = await _last_seq(runtime, key)
+    events = (await runtime.store.read(key, after_seq=after))[:limit]
+    return JSONResponse(events_reply(conversation_id, events, last, internals=True))
+
+
+@router.get(
+    "/state",
+    response_model=StateAtReply,
+    responses={
+        **_UNKNOWN,
+        422: {
+            "model": ErrorReply,
+            "description": "`seq` is not a number, or past the log's end "
+            "(`conversation.seq_out_of_range`).",
+        },
+    },
+)
+async def get_state(
+    owner: OwnerPath,
+    conversation_id: AdminConversationIdPath,
+    principal: AdminKey,
+    runtime: Runtime,
+    seq: Annotated[
+        int | None,
+        Query(ge=0, le=MAX_SEQ, description="Fold up to this event (default: the last)."),
+    ] = None,
+) -> JSONResponse:
+    """The conversation's state after event `seq`: status, active skill, stack, memory
+    (pii masked), pending pause."""
+    key = inspected_key(owner, conversation_id)
+    last = await _last_seq(runtime, key)
+    upto = last if seq is None else seq
+    if upto > last:
+        raise ApiError(
+            422,
+            "conversation.seq_out_of_range",
+            f"seq {upto} is past the log's last event ({last})",
+        )
+    stored = await runtime.store.read(key)
+    state = fold(s.event for s in stored if s.seq <= upto)
+    shown_owner = None if owner == NO_OWNER else owner
+    reply = state_at_reply(
+        shown_owner, conversation_id, state, runtime.definition.memory, seq=upto, last_seq=last
+    )
+    return JSONResponse(reply)
+
+
+@router.get(
+    "/stream",
+    responses={
+        200: {
+            "description": "Server-sent events: a `logged` frame per log event after the "
+            "resume point, then each new event as it is appended, until the client leaves.",
+            "content": {SSE_MEDIA_TYPE: {"schema": {"type": "string"}}},
+        },
+        **_UNKNOWN,
+    },
+)
+async def get_stream(
+    owner: OwnerPath,
+    conversation_id: AdminConversationIdPath,
+    principal: AdminKey,
+    runtime: Runtime,
+    after: Annotated[int | None, Query(ge=0, le=MAX_SEQ)] = None,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> EventStream:
+    """Follow the log: replay after `Last-Event-ID` (or `after`), then live."""
+    key = inspected_key(owner, conversation_id)
+    start = resume_point(last_event_id, after)
+    await _last_seq(runtime, key)
+    return EventStream(follow_log(runtime, key, start))
