@@ -1,17 +1,9 @@
 // Keel web chat: talk to the agent through the chat API, streamed as server-sent events.
-import {
-  ApiError,
-  announce,
-  compact,
-  describeError,
-  el,
-  fetchJSON,
-  getKey,
-  seg,
-  setupKeyForm,
-  showAlert,
-  streamSSE,
-} from "./api.js";
+// The page controller: the conversation id, the composer, turns (send, approve or deny, cancel)
+// and the history load. The log is drawn by chat-log.js, a turn's frames read by chat-frames.js.
+import { ApiError, announce, describeError, fetchJSON, getKey, seg, setupKeyForm, showAlert, streamSSE } from "./api.js";
+import { frameHandler } from "./chat-frames.js";
+import { MessageLog } from "./chat-log.js";
 
 const ID_STORAGE = "keel.chat.conversation";
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
@@ -36,8 +28,9 @@ const ui = {
 
 let running = false;
 let pause = null; // the pending {pause_id, tool, ask, arguments}
-let preview = null; // the bubble showing text_delta previews
 let loadedFor = null; // the conversation whose history is shown
+const log = new MessageLog(ui.log, (payload, title) => sendText(payload, title));
+const onFrame = frameHandler({ log, showPause, hidePause, setState });
 
 function randomId() {
   const bytes = new Uint8Array(5);
@@ -49,58 +42,6 @@ const conversationUrl = (suffix = "") => `/v1/conversations/${seg(ui.id.value.tr
 
 function setState(state) {
   ui.state.textContent = state ? `State: ${state}` : "";
-}
-
-function scrollDown() {
-  ui.log.scrollTop = ui.log.scrollHeight;
-}
-
-function addBubble(role, text, extra = {}) {
-  const who = role === "user" ? "You" : "Agent";
-  const bubble = el(
-    "div",
-    { className: `message message-${role}`, dataset: extra.seq ? { seq: extra.seq } : undefined },
-    el("span", { className: "message-who", text: `${who}: ` }),
-    el("span", { className: "message-text", text }),
-  );
-  if (extra.buttons && extra.buttons.length) {
-    const row = el("div", { className: "message-buttons", role: "group", "aria-label": "Suggested replies" });
-    for (const button of extra.buttons) {
-      row.append(
-        el("button", {
-          type: "button",
-          text: button.title,
-          onclick: () => sendText(button.payload, button.title),
-        }),
-      );
-    }
-    bubble.append(row);
-  }
-  ui.log.append(bubble);
-  scrollDown();
-  return bubble;
-}
-
-function addActivity(text, className = "") {
-  const line = el("div", { className: `activity ${className}`.trim(), text });
-  ui.log.append(line);
-  scrollDown();
-  return line;
-}
-
-function showPreview(text) {
-  if (!preview) {
-    preview = el("div", { className: "message message-bot preview", "aria-hidden": "true" });
-    preview.append(el("span", { className: "message-who", text: "Agent: " }), el("span", { className: "message-text" }));
-    ui.log.append(preview);
-  }
-  preview.lastChild.textContent += text;
-  scrollDown();
-}
-
-function dropPreview() {
-  if (preview) preview.remove();
-  preview = null;
 }
 
 function showPause(data) {
@@ -125,51 +66,6 @@ function updateControls() {
   for (const button of ui.log.querySelectorAll(".message-buttons button")) button.disabled = running;
 }
 
-const openTools = [];
-
-function onFrame(frame) {
-  const data = frame.data || {};
-  switch (frame.event) {
-    case "text_delta":
-      showPreview(data.text || "");
-      break;
-    case "tool_started":
-      openTools.push({ tool: data.tool, line: addActivity(`Running tool ${data.tool} ${compact(data.arguments)}`) });
-      break;
-    case "tool_finished":
-      finishTool(data);
-      break;
-    case "bot_message":
-      dropPreview();
-      addBubble("bot", data.text, { seq: data.seq, buttons: data.buttons });
-      break;
-    case "paused":
-      showPause(data);
-      break;
-    case "error":
-      showAlert(`The turn failed: ${data.message} (${data.code})`);
-      break;
-    case "done":
-      dropPreview();
-      setState(data.state);
-      if (data.state !== "paused") hidePause();
-      break;
-    default:
-      break;
-  }
-}
-
-function finishTool(data) {
-  const index = openTools.findIndex((open) => open.tool === data.tool);
-  const line = index === -1 ? addActivity("") : openTools.splice(index, 1)[0].line;
-  if (data.is_error) {
-    line.textContent = `Tool ${data.tool} failed: ${data.error_message || "error"}`;
-    line.classList.add("activity-error");
-  } else {
-    line.textContent = `Tool ${data.tool} finished`;
-  }
-}
-
 async function runTurn(url, body) {
   if (!getKey()) {
     showAlert("Save an API key with the chat scope first.");
@@ -177,7 +73,7 @@ async function runTurn(url, body) {
   }
   showAlert("");
   running = true;
-  openTools.length = 0;
+  log.resetTools();
   updateControls();
   ui.state.textContent = "State: running";
   loadedFor = ui.id.value.trim();
@@ -186,7 +82,7 @@ async function runTurn(url, body) {
   } catch (error) {
     showAlert(describeError(error));
   } finally {
-    dropPreview();
+    log.dropPreview();
     running = false;
     updateControls();
     if (!document.activeElement || document.activeElement === document.body || document.activeElement.disabled) {
@@ -205,14 +101,14 @@ function validId() {
 
 async function sendText(text, shown = text) {
   if (running || !text.trim() || !validId()) return;
-  addBubble("user", shown);
+  log.bubble("user", shown);
   await runTurn(conversationUrl("/messages"), { text });
 }
 
 async function resolvePause(approved) {
   if (!pause || running) return;
   const { pause_id: pauseId, tool } = pause;
-  addActivity(`You ${approved ? "approved" : "denied"} ${tool}`, "activity-user");
+  log.activity(`You ${approved ? "approved" : "denied"} ${tool}`, "activity-user");
   ui.approval.hidden = true;
   ui.input.focus();
   await runTurn(conversationUrl(`/approvals/${seg(pauseId)}`), { approved });
@@ -232,15 +128,14 @@ async function loadHistory() {
   const id = ui.id.value.trim();
   if (!getKey() || !ID_PATTERN.test(id) || running || loadedFor === id) return;
   loadedFor = id;
-  ui.log.replaceChildren();
-  lastButtons = [];
+  log.clear();
   hidePause();
   setState("");
   try {
     let after = 0;
     for (;;) {
       const page = await fetchJSON(`${conversationUrl("/events")}?after=${after}`);
-      for (const item of page.events) showLogged(item.event, item.seq);
+      for (const item of page.events) log.replay(item.event, item.seq);
       if (!page.events.length || page.events.at(-1).seq >= page.last_seq) break;
       after = page.events.at(-1).seq;
     }
@@ -252,19 +147,6 @@ async function loadHistory() {
     else showAlert(describeError(error));
   }
   updateControls();
-}
-
-let lastButtons = []; // the buttons of the last bot message shown from the log
-
-function showLogged(event, seq) {
-  if (event.type === "user_message") {
-    // A tapped button is logged as its payload: show its title, as it was shown when sent.
-    const tapped = lastButtons.find((button) => button.payload === event.text);
-    addBubble("user", event.button_title || (tapped ? tapped.title : event.text));
-  } else if (event.type === "bot_message") {
-    lastButtons = event.buttons || [];
-    addBubble("bot", event.text, { seq, buttons: event.buttons });
-  }
 }
 
 function chooseConversation(id, fresh = false) {
@@ -279,7 +161,7 @@ function chooseConversation(id, fresh = false) {
 /** A freshly generated id has no history to load. */
 function markNew() {
   loadedFor = ui.id.value;
-  ui.log.replaceChildren();
+  log.clear();
   hidePause();
   setState("new");
   updateControls();
