@@ -9,6 +9,7 @@ checked again first (fail closed).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from keel.events.fold import PENDING_CONFIRMATION_KEY, PendingConfirmation
 from keel.events.model import ConversationStateChanged, MemoryCleared, PausePointResolved
@@ -24,7 +25,10 @@ from keel.skills import ExecuteToolStep
 async def resolve_pending(
     t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
 ) -> Outcome:
-    """Resolve `pending` with the user's answer."""
+    """Resolve `pending` with the user's answer (a plan paused at this call goes on after
+    an approved run: `keel.loop.plan_resume`)."""
+    record = t.state.memory.get(PENDING_CONFIRMATION_KEY)
+    resume = record.get("plan") if isinstance(record, Mapping) else None
     await t.emit(
         PausePointResolved(pause_id=pending.pause_id, approved=approved),
         MemoryCleared(key=PENDING_CONFIRMATION_KEY),
@@ -32,7 +36,14 @@ async def resolve_pending(
     )
     if not approved:
         return await _denied(t, pending)
-    return await _run_confirmed(t, pending, site)
+    outcome = await _run_confirmed(t, pending, site)
+    if isinstance(resume, Mapping) and isinstance(outcome, _Done):
+        from keel.loop.plan_resume import resume_plan
+
+        nxt = await resume_plan(t, pending.skill_id or "", resume, outcome.run)
+        if nxt is not None:
+            return _Done(outcome.run, nxt)
+    return outcome
 
 
 async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:

@@ -38,13 +38,28 @@ OPERATIONAL_CODES = frozenset({"tool.timeout", "mcp.server_unavailable"})
 class TurnInvoker:
     """Runs plan steps as the active skill's tool calls within a turn."""
 
-    def __init__(self, t: TurnContext, skill: Skill, source: str) -> None:
+    def __init__(
+        self,
+        t: TurnContext,
+        skill: Skill,
+        source: str,
+        *,
+        resume: Mapping[str, object] | None = None,
+        approved: Mapping[int, StepResult] | None = None,
+    ) -> None:
+        """`resume` is stored with a pause point so an approval goes on with the plan
+        (`keel.loop.plan_resume`); `approved` holds the results of steps whose approved
+        call already ran (they are not called again)."""
         self.t = t
         self.skill = skill
         self.source = source
+        self.resume = resume
+        self.approved = approved or {}
 
     async def invoke(self, step: Step, args: Mapping[str, object]) -> StepResult:
         """Check and run one step (see the module docstring)."""
+        if step.id in self.approved:
+            return self.approved[step.id]
         t, name = self.t, step.tool
         call_id = f"plan-{t.turn_id}-{step.id}"
         definition = self.skill.tools.get(name)
@@ -80,7 +95,8 @@ class TurnInvoker:
             return await self._refused(
                 step, call_id, "tool.confirmation_pending", "a confirmation is already pending"
             )
-        ask = await pause_for_confirmation(t, self.skill, step.tool, args, site)
+        extra = {"plan": {**self.resume, "step": step.id}} if self.resume is not None else None
+        ask = await pause_for_confirmation(t, self.skill, step.tool, args, site, extra=extra)
         if ask is None:
             return await self._refused(
                 step, call_id, "tool.confirmation_blank", "the confirmation question is empty"

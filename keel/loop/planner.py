@@ -58,7 +58,9 @@ async def plan_with_model(
         await emit_decisions(t, (Decision(layer="l3", hit=False, reason=reason),), miss.intent)
         return None
     await emit_decisions(t, (Decision(layer="l3", hit=True, reason="proposed"),), miss.intent)
-    execution = await run_plan(t, skill, catalog, plan, source="l3", slots={}, entry_id=None)
+    execution = await run_plan(
+        t, skill, catalog, plan, source="l3", slots={}, entry_id=None, intent=miss.intent
+    )
     t.plan_record = None
     if execution.status == "ok":
         decision = await cache.record(

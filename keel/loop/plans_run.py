@@ -28,7 +28,7 @@ from keel.loop.plan_scope import PendingRecord, epoch, runtime_values
 from keel.loop.turn import Next, TurnContext
 from keel.plans.cache import Decision, Hit, PlanCache
 from keel.plans.catalog import Catalog
-from keel.plans.executor import Execution, StoreJournal, execute
+from keel.plans.executor import Execution, StepResult, StoreJournal, execute
 from keel.plans.intent import Intent
 from keel.plans.plan import Plan, shape_hash
 from keel.plans.skill_catalog import catalog_for_skill
@@ -88,7 +88,14 @@ async def serve(
 ) -> Next | None:
     """Run a cached plan (no model call) and finish the turn from its outcome."""
     execution = await run_plan(
-        t, skill, catalog, hit.plan, source=hit.layer, slots=hit.slots, entry_id=hit.entry.id
+        t,
+        skill,
+        catalog,
+        hit.plan,
+        source=hit.layer,
+        slots=hit.slots,
+        entry_id=hit.entry.id,
+        intent=hit.intent,
     )
     t.plan_record = None  # a served plan is recorded here, not compiled again at turn end
     if execution.status in ("ok", "paused"):
@@ -119,21 +126,36 @@ async def run_plan(
     slots: Mapping[str, object],
     entry_id: str | None,
     attempt: int = 0,
+    intent: Intent | None = None,
+    journal_key: str | None = None,
+    approved: Mapping[int, StepResult] | None = None,
 ) -> Execution:
     """Execute `plan` step by step as the skill's tool calls; records `plan_executed`.
-    `attempt` > 0 is a recovery plan of the same turn (its own journal)."""
+    `attempt` > 0 is a recovery plan of the same turn (its own journal). A step that pauses
+    for confirmation stores how to go on (`keel.loop.plan_resume`); `journal_key` and
+    `approved` (step id -> the approved call's result) are how a resumed plan goes on."""
     assert t.plans is not None
     served = source in ("l0", "l1")
     bound = dict(slots)
+    key = journal_key or f"{t.recorder.conversation_id}/{t.turn_id}" + (
+        f"/r{attempt}" if attempt else ""
+    )  # journal entries are per conversation turn (turn ids are unique only per log)
+    resume = {
+        "plan": plan.to_json(),
+        "source": source,
+        "slots": bound,
+        "entry_id": entry_id,
+        "journal": key,
+        "request": t.user_text,
+        "intent": (intent or Intent()).to_json(),
+    }
     with t.timed("plans.exec"):
         execution = await execute(
             plan,
             catalog,
-            invoker=TurnInvoker(t, skill, source),
+            invoker=TurnInvoker(t, skill, source, resume=resume, approved=approved),
             journal=StoreJournal(t.plans.store),
-            # Journal entries are per conversation turn (turn ids are unique only per log).
-            turn_id=f"{t.recorder.conversation_id}/{t.turn_id}"
-            + (f"/r{attempt}" if attempt else ""),
+            turn_id=key,
             runtime=runtime_values(t),
             slots=bound,
             fillers=await t.plans.fillers(t, plan),

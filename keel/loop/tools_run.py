@@ -73,10 +73,17 @@ def needs_confirmation(skill: Skill, tool_name: str) -> bool:
 
 
 async def pause_for_confirmation(
-    t: TurnContext, skill: Skill, tool_name: str, args: Mapping[str, object], site: CallSite
+    t: TurnContext,
+    skill: Skill,
+    tool_name: str,
+    args: Mapping[str, object],
+    site: CallSite,
+    *,
+    extra: Mapping[str, object] | None = None,
 ) -> str | None:
     """Store the call as a pause point and ask; returns the ask text, or None when the ask
-    renders blank (then the dispatch fails closed)."""
+    renders blank (then the dispatch fails closed). `extra` joins the stored record (a
+    plan's way to go on after the approval)."""
     constraint = constraint_of(skill, tool_name)
     confirmation = constraint.requires_confirmation if constraint else None
     ask: BotMessage | None = None
@@ -94,6 +101,7 @@ async def pause_for_confirmation(
         "skill_id": skill.skill_id,
         "frame_id": frame.frame_id if frame else None,
         "execute_step_id": site.step_id,
+        **(extra or {}),
     }
     await t.emit(
         PausePointCreated(

@@ -61,7 +61,7 @@ class Intent:
     @staticmethod
     def from_json(raw: object) -> Intent:
         """Read the stored form back (anything malformed reads as the empty intent)."""
-        if not isinstance(raw, list):
+        if not isinstance(raw, list | tuple):  # tuples: read back from a frozen event value
             return Intent()
         clauses: list[Clause] = []
         for item in raw:

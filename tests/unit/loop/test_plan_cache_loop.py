@@ -155,25 +155,56 @@ async def test_the_planner_proposes_one_plan_that_is_repaired_once_then_run_and_
     await store.close()
 
 
-async def test_a_planned_step_that_needs_confirmation_pauses_and_runs_once_when_approved(
+async def test_a_plan_paused_for_confirmation_goes_on_after_the_approval_exactly_once(
     tmp_path: Path,
 ) -> None:
     store = await _store(tmp_path)
     plan = {
-        "steps": [{"id": 1, "tool": "refund_order", "args": {"order_id": "34"}}],
+        "steps": [
+            {"id": 1, "tool": "cancel_order", "args": {"order_id": "12"}},
+            {"id": 2, "tool": "refund_order", "args": {"order_id": "${step1.order_id}"}},
+            {"id": 3, "tool": "get_order", "args": {"order_id": "12"}},
+        ],
+        "final_message": "Order ${step3.order_id} is now ${step3.status}.",
+    }
+    one, _ = await _user(store, [json.dumps(plan)], "c1", "planned")
+    result = await one.send("cancel and refund order 12")
+    assert result.state.pending_confirmation is not None
+    assert _world(one).CALLS == [("cancel_order", "12")]  # then it asked before refunding
+    pause_id = result.state.pending_confirmation.pause_id
+    executed = next(e for e in result.events if isinstance(e, PlanExecuted))
+    assert (executed.source, executed.status, executed.committed) == ("l3", "paused", (1,))
+    approved = await one.engine.resolve_pause("c1", pause_id, True)
+    # The cancel is not repeated (journal); the refund runs once; the plan goes on.
+    assert _world(one).CALLS == [
+        ("cancel_order", "12"),
+        ("refund_order", "12"),
+        ("get_order", "12"),
+    ]
+    assert _said(approved.events)[-1] == "Order 12 is now refunded."
+    assert ("record", False, "recorded") in _decisions(approved.events)
+    with pytest.raises(PauseNotPending):
+        await one.engine.resolve_pause("c1", pause_id, True)
+    assert len(_world(one).CALLS) == 3
+    await store.close()
+
+
+async def test_a_denied_plan_step_runs_nothing_after_it(tmp_path: Path) -> None:
+    store = await _store(tmp_path)
+    plan = {
+        "steps": [
+            {"id": 1, "tool": "refund_order", "args": {"order_id": "34"}},
+            {"id": 2, "tool": "get_order", "args": {"order_id": "34"}},
+        ],
         "final_message": "Refunded.",
     }
     one, _ = await _user(store, [json.dumps(plan)], "c1", "planned")
     result = await one.send("refund order 34")
-    assert result.state.pending_confirmation is not None
+    pause = result.state.pending_confirmation
+    assert pause is not None
+    denied = await one.engine.resolve_pause("c1", pause.pause_id, False)
     assert _world(one).CALLS == []
-    pause_id = result.state.pending_confirmation.pause_id
-    executed = next(e for e in result.events if isinstance(e, PlanExecuted))
-    assert (executed.source, executed.status) == ("l3", "paused")
-    await one.engine.resolve_pause("c1", pause_id, True)
-    with pytest.raises(PauseNotPending):
-        await one.engine.resolve_pause("c1", pause_id, True)
-    assert _world(one).CALLS == [("refund_order", "34")]
+    assert not any(isinstance(e, PlanExecuted) for e in denied.events)
     await store.close()
 
 
