@@ -63,8 +63,8 @@ class PlanCache:
         self._extractors: dict[str, IntentExtractor] = {}
         self._learner = Learner(store=store, scope=scope, config=self.config)
 
-    def extract(self, request: str, catalog: Catalog) -> Intent:
-        """The intent of `request` (model-free, one extractor per catalog version)."""
+    def extract(self, request: str, catalog: Catalog, *, lang: str = "en") -> Intent:
+        """The intent of `request` in `lang` (model-free, one extractor per catalog version)."""
         epoch = hashlib.sha256(
             "\n".join(f"{n}:{t.digest}" for n, t in sorted(catalog.items())).encode()
         ).hexdigest()
@@ -74,7 +74,7 @@ class PlanCache:
                 self._extractors.pop(next(iter(self._extractors)))
             extractor = IntentExtractor.for_catalog(catalog, self._synonyms)
             self._extractors[epoch] = extractor
-        return extractor.extract(request)
+        return extractor.extract(request, lang=lang)
 
     # -- lookup ----------------------------------------------------------------------
 
@@ -90,14 +90,14 @@ class PlanCache:
         """The entry that may serve `request`, or a miss with the intent to plan for."""
         if not self.config.enabled or context_bound:
             reason = "disabled" if not self.config.enabled else "context_bound"
-            intent = self.extract(request, catalog)
+            intent = self.extract(request, catalog, lang=lang)
             return Miss(intent=intent, decisions=(Decision(layer="l0", hit=False, reason=reason),))
         decisions: list[Decision] = []
-        early = self.extract(request, catalog) if self.config.extract_before_l0 else None
+        early = self.extract(request, catalog, lang=lang) if self.config.extract_before_l0 else None
         hit = await self._l0(request, catalog, now, lang, early, decisions)
         if hit is not None:
             return hit
-        intent = early if early is not None else self.extract(request, catalog)
+        intent = early if early is not None else self.extract(request, catalog, lang=lang)
         anti = await self.store.anti_entries(self.scope, intent.signature, now)
         exclusions = tuple(sorted({a.shape_hash for a in anti}))
         if not self.config.l1 or not intent.complete:

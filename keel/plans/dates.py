@@ -9,7 +9,9 @@ reading first, the day-first reading as an alternative), `17.05.2024`, "May 17, 
 `HH:MM`): `10:30`, `10:30 pm`, `3pm`.
 Relative windows (kind `time_window`, value the lower-case phrase with counts as digits):
 today, yesterday, tomorrow, this/last/next week|month|monday..., last 3 days, 2 weeks ago,
-a week ago, in 2 hours, the weekend, monday. A window is never an absolute time; its count
+a week ago, in 2 hours, the weekend, monday; in Italian oggi, ieri, domani, la settimana
+scorsa, questa settimana, gli ultimi 3 giorni, 2 giorni fa, tra 2 ore, lunedì (and dates
+such as "5 marzo 2026"). A window is never an absolute time; its count
 is a `number` part. Pure.
 """
 
@@ -54,6 +56,42 @@ _TIME: Final = re.compile(
     r"|(?<![\w:.])(\d{1,2})\s*([ap])\.?m\b\.?",
     _I,
 )
+_IT_MONTHS: Final = {
+    m: i
+    for i, m in enumerate(
+        (
+            *("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio"),
+            *("agosto", "settembre", "ottobre", "novembre", "dicembre"),
+        ),
+        start=1,
+    )
+}
+_IT_DMY: Final = re.compile(
+    rf"\b(\d{{1,2}})(?:°|º)?\s+({'|'.join(_IT_MONTHS)})\b(?:\s+(\d{{4}})\b)?", _I
+)
+_IT_UNIT: Final = r"(?:minut[oi]|or[ae]|giorn[oi]|settiman[ae]|mes[ei]|ann[oi])"
+_IT_NUM: Final = r"(\d+|due|tre|quattro|cinque|sei|sette|otto|nove|dieci|quindici|venti|trenta)"
+_IT_NUMBERS: Final = {"due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sei": 6, "sette": 7}
+_IT_NUMBERS.update({"otto": 8, "nove": 9, "dieci": 10, "quindici": 15, "venti": 20, "trenta": 30})
+_IT_DAY: Final = r"(?:luned[iì]|marted[iì]|mercoled[iì]|gioved[iì]|venerd[iì]|sabato|domenica)"
+_IT_WINDOWS: Final = tuple(
+    re.compile(p, _I)
+    for p in (
+        r"\b(?:l['\u2019]\s*altro\s*ieri|l['\u2019]altroieri|altroieri|dopodomani)\b",
+        r"\b(?:oggi|stasera|stamattina|stanotte|ieri|domani)\b",
+        r"\b(?:(?:la|il|lo|l['\u2019])\s*)?(?:settimana|mese|anno|weekend|fine\s+settimana)\s+"
+        r"(?:scors[oa]|passat[oa]|prossim[oa])\b",
+        r"\b(?:quest[oa]|quest['\u2019])\s*(?:settimana|mese|anno|mattina|pomeriggio|sera"
+        r"|weekend|fine\s+settimana)\b",
+        rf"\b(?:(?:negli|nelle|gli|le)\s+)?ultim[ie]\s+{_IT_NUM}\s+{_IT_UNIT}\b",
+        rf"\b{_IT_NUM}\s+{_IT_UNIT}\s+fa\b",
+        rf"\b(?:tra|fra)\s+{_IT_NUM}\s+{_IT_UNIT}\b",
+        rf"\b{_IT_DAY}\b",
+    )
+)
+"""Italian relative windows: oggi, ieri, domani, la settimana scorsa, questa settimana,
+gli ultimi 3 giorni, 2 settimane fa, tra 2 ore, lunedì."""
+
 _WINDOWS: Final = tuple(
     re.compile(p, _I)
     for p in (
@@ -90,6 +128,8 @@ def dates(text: str) -> list[Entity]:
     for m in _MONTH_YEAR.finditer(text):
         month = int(_month(m.group(1)))
         out.append(entity_of("date", m, f"{int(m.group(2)):04d}-{month:02d}"))
+    for m in _IT_DMY.finditer(text):
+        _add_date(out, m, [(m.group(3), str(_IT_MONTHS[m.group(2).lower()]), m.group(1))])
     return out + _partial_dates(text)
 
 
@@ -132,13 +172,14 @@ def times(text: str) -> list[Entity]:
 def windows(text: str) -> list[Entity]:
     """Relative time windows, with their counts as number parts."""
     out: list[Entity] = []
-    for pattern in _WINDOWS:
+    numbers = {**NUMBER_WORDS, **_IT_NUMBERS}
+    for pattern in (*_WINDOWS, *_IT_WINDOWS):
         for m in pattern.finditer(text):
-            words = [str(NUMBER_WORDS.get(w.lower(), w.lower())) for w in m.group(0).split()]
+            words = [str(numbers.get(w.lower(), w.lower())) for w in m.group(0).split()]
             parts: tuple[Entity, ...] = ()
             if pattern.groups and m.group(1):
                 raw = m.group(1)
-                count = int(raw) if raw.isdigit() else NUMBER_WORDS[raw.lower()]
+                count = int(raw) if raw.isdigit() else numbers[raw.lower()]
                 parts = (
                     Entity(kind="number", start=m.start(1), end=m.end(1), text=raw, value=count),
                 )

@@ -37,17 +37,23 @@ from typing import Final
 from keel.plans.catalog import Catalog
 from keel.plans.entities import find_entities
 from keel.plans.intent import Clause, Intent
-from keel.plans.intent_lexicon import object_lexicon, split_verb, verb_lexicon
-from keel.plans.lexicon import DETERMINERS, SEPARATORS, VERB_NEGATIONS, tokens
+from keel.plans.intent_lexicon import IT_CLITICS, object_lexicon, split_verb, verb_lexicon
+from keel.plans.lexicon import (
+    DETERMINERS,
+    IT_DETERMINERS,
+    IT_ELIDED,
+    IT_SEPARATORS,
+    SEPARATORS,
+    VERB_NEGATIONS,
+    singular,
+    tokens,
+)
 
 _PRODUCER_ORDER: Final = ("list", "find", "get", "read", "search", "show", "fetch")
 _NEG_WINDOW: Final = 3
 _LONGEST: Final = 5
 _QUOTED: Final = "\x00"
 """Stands for each word inside quotes: a title such as "buy milk" says no verb."""
-_PRONOUNS: Final = frozenset({"it", "them"})
-"""After a verb, its object is the previous clause's ("find the PDFs and delete them")."""
-_NOT_BEFORE_VERB: Final = DETERMINERS | {"what", "which", "whose"}
 _POSSESSIVE: Final = re.compile(r"\w['\u2019]s$")
 _IS_CONTRACTED: Final = frozenset(
     {"it", "that", "what", "there", "here", "who", "where", "how", "he", "she", "let"}
@@ -58,6 +64,47 @@ _QUESTION_WORDS: Final = DETERMINERS | {
     *("are", "is", "there", "me", "of", "open", "current", "recent", "latest", "new", "old"),
     *("where", "whats", "who", "hey", "hi", "so", "ok", "okay", "and", "still", "pending"),
 }
+_IT_PLURAL: Final = frozenset(
+    {"i", "gli", "le", "quali", "miei", "mie", "tuoi", "tue", "suoi", "sue", "nostri", "nostre"}
+    | {"questi", "queste", "quei", "quegli", "quelle", "tutti", "tutte", "alcuni", "alcune"}
+    | {"dei", "degli", "delle", "ai", "agli", "alle", "dai", "dagli", "dalle", "nei", "negli"}
+    | {"nelle", "sui", "sugli", "sulle", "quanti", "quante"}
+)
+"""Italian words before a plural noun: `i file` are files, `il file` one file."""
+_IT_SINGULAR: Final = frozenset({"il", "lo", "la", "l", "un", "uno", "una", "quale"})
+_IT_QUESTION_WORDS: Final = IT_DETERMINERS | {
+    *("che", "cosa", "quale", "quali", "quanto", "quanta", "ho", "hai", "abbiamo", "ci", "c"),
+    *("è", "sono", "mi", "di", "in", "a", "da", "per", "ancora", "aperti", "aperte", "aperto"),
+    *("nuovi", "nuove", "recenti", "ultimi", "ultime", "vecchi", "dove", "ciao", "ok", "e"),
+    *("dettagli", "stato", "elenco", "lista", "sospeso", "sospesi", "in", "corso"),
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Tongue:
+    """The function words of one language."""
+
+    not_before_verb: frozenset[str]
+    """After one of these a verb word is a noun ("the order", "le email")."""
+    separators: frozenset[str]
+    question_words: frozenset[str]
+    pronouns: frozenset[str]
+    """After a verb, its object is the previous clause's ("find the PDFs and delete them");
+    Italian glues them to the verb (`eliminali`)."""
+
+
+_EN: Final = _Tongue(
+    not_before_verb=DETERMINERS | {"what", "which", "whose"},
+    separators=SEPARATORS,
+    question_words=_QUESTION_WORDS,
+    pronouns=frozenset({"it", "them"}),
+)
+_IT: Final = _Tongue(
+    not_before_verb=IT_DETERMINERS | {"che", "quale", "quali", "cui", "è", "sono", "era", "sia"},
+    separators=IT_SEPARATORS,
+    question_words=_IT_QUESTION_WORDS,
+    pronouns=frozenset(),
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -86,6 +133,14 @@ class IntentExtractor:
     """(verb, object) of every catalog tool."""
     readers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """Object -> verbs of its read-only tools (a bare object is read)."""
+    verbs_it: Mapping[tuple[str, ...], tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Italian phrase -> candidate catalog verbs (read when the request's `lang` is `it`)."""
+    objects_it: Mapping[tuple[str, ...], tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Italian and English phrase -> candidate objects (for `lang` `it`)."""
 
     @classmethod
     def for_catalog(
@@ -99,28 +154,37 @@ class IntentExtractor:
         return cls(
             verbs=MappingProxyType(verb_lexicon(catalog, synonyms or {})),
             objects=MappingProxyType(object_lexicon(catalog)),
+            verbs_it=MappingProxyType(verb_lexicon(catalog, synonyms or {}, lang="it")),
+            objects_it=MappingProxyType(object_lexicon(catalog, lang="it")),
             pairs=frozenset((t.verb, t.object) for t in catalog.values() if "_" in t.name),
             readers=MappingProxyType({o: _by_producer(v) for o, v in readers.items()}),
         )
 
-    def extract(self, text: str) -> Intent:
-        """The clauses of `text`, in order; the empty intent when none is recognised."""
-        said, owners = _words(text)
-        mentions = self._mentions(said, owners)
+    def extract(self, text: str, *, lang: str = "en") -> Intent:
+        """The clauses of `text`, in order; the empty intent when none is recognised.
+        `lang` (`it`, `it-IT`: Italian; anything else: English) picks the word tables."""
+        italian = lang.strip().casefold().split("-")[0].split("_")[0] == "it"
+        tongue = _IT if italian else _EN
+        said, owners = _words(text, italian=italian)
+        mentions = self._mentions(said, owners, tongue)
         verbs = [m for m in mentions if m.kind == "verb"]
         if not verbs:
-            return self._bare_object(said, mentions)
+            return self._bare_object(said, mentions, tongue)
         clauses: list[Clause] = []
         objects: list[tuple[str, ...]] = [self._object_after(v, mentions) for v in verbs]
         for i, verb in enumerate(verbs):
-            options = objects[i] or self._borrowed(i, verbs, objects, said, mentions)
+            options = objects[i] or self._borrowed(i, verbs, objects, said, mentions, tongue)
             name, obj = self._resolve(verb.options, options)
-            clauses.append(Clause(verb=name, object=obj, negated=self._negated(verb, said)))
+            negated = self._negated(verb, said, tongue)
+            clauses.append(Clause(verb=name, object=obj, negated=negated))
         return Intent(clauses=tuple(clauses))
 
     # --- reading ------------------------------------------------------------------------
 
-    def _mentions(self, said: list[str], owners: frozenset[int]) -> list[_Mention]:
+    def _mentions(self, said: list[str], owners: frozenset[int], tongue: _Tongue) -> list[_Mention]:
+        italian = tongue is _IT
+        verbs = self.verbs_it if italian else self.verbs
+        objects = self.objects_it if italian else self.objects
         out: list[_Mention] = []
         particles: set[int] = set()  # the "done" of "mark task 4 as done": read already
         i = 0
@@ -129,22 +193,23 @@ class IntentExtractor:
                 i += 1
                 continue
             split = split_verb(said, i)
-            verb = (1, self.verbs[(split[0],)]) if split else _longest(self.verbs, said, i)
-            obj = _longest(self.objects, said, i)
+            verb = (1, self.verbs[(split[0],)]) if split else _longest(verbs, said, i)
+            obj = _longest(objects, said, i)
             if verb and obj and self._wants_object(out):
                 verb = None
-            if verb and i and (said[i - 1] in _NOT_BEFORE_VERB or i - 1 in owners):
+            if verb and i and (said[i - 1] in tongue.not_before_verb or i - 1 in owners):
                 verb = None
             if verb and out and out[-1].kind == "verb" and out[-1].end == i:
-                verb = None
+                verb = None if not (italian and said[i - 1] in IT_CLITICS) else verb
             if verb is not None:
                 out.append(_Mention(kind="verb", start=i, end=i + verb[0], options=verb[1]))
                 particles |= {split[1]} if split else set()
                 i += verb[0]
             elif obj is not None:
-                out.append(_Mention(kind="object", start=i, end=i + obj[0], options=obj[1]))
+                options = _by_number(obj[1], said[i - 1] if italian and i else "")
+                out.append(_Mention(kind="object", start=i, end=i + obj[0], options=options))
                 i += obj[0]
-            elif said[i] in _PRONOUNS and out and out[-1].kind == "verb" and out[-1].end == i:
+            elif said[i] in tongue.pronouns and out and out[-1].kind == "verb" and out[-1].end == i:
                 out.append(_Mention(kind="object", start=i, end=i + 1, options=()))
                 i += 1
             else:
@@ -172,6 +237,7 @@ class IntentExtractor:
         objects: list[tuple[str, ...]],
         said: list[str],
         mentions: list[_Mention],
+        tongue: _Tongue,
     ) -> tuple[str, ...]:
         """The object a verb said without one takes: the first of (the next verb's when
         only separators stand between, the previous clauses', the object said before it,
@@ -179,7 +245,7 @@ class IntentExtractor:
         found: list[tuple[str, ...]] = []
         if i + 1 < len(verbs) and objects[i + 1]:
             between = said[verbs[i].end : verbs[i + 1].start]
-            if all(w in SEPARATORS for w in between):
+            if all(w in tongue.separators for w in between):
                 found.append(objects[i + 1])
         found += [objects[j] for j in range(i - 1, -1, -1) if objects[j]]
         before = [m for m in mentions if m.kind == "object" and m.end <= verbs[i].start]
@@ -201,21 +267,21 @@ class IntentExtractor:
         return verbs[0], objects[0] if objects else ""
 
     @staticmethod
-    def _negated(verb: _Mention, said: list[str]) -> bool:
+    def _negated(verb: _Mention, said: list[str], tongue: _Tongue) -> bool:
         window = said[max(0, verb.start - _NEG_WINDOW) : verb.start]
         for word in reversed(window):
             if word in VERB_NEGATIONS:
                 return True
-            if word in SEPARATORS:
+            if word in tongue.separators:
                 return False
         return False
 
-    def _bare_object(self, said: list[str], mentions: list[_Mention]) -> Intent:
+    def _bare_object(self, said: list[str], mentions: list[_Mention], tongue: _Tongue) -> Intent:
         """A request naming only an object after question words ("what orders do I
         have?", "my open orders") reads it; an unknown word before it may be a verb the
         lexicon lacks, so nothing is assumed then."""
         for mention in mentions[:1]:
-            if not all(w in _QUESTION_WORDS for w in said[: mention.start]):
+            if not all(w in tongue.question_words for w in said[: mention.start]):
                 return Intent()
             for obj in mention.options:
                 verbs = self.readers.get(obj)
@@ -224,20 +290,47 @@ class IntentExtractor:
         return Intent()
 
 
-def _words(text: str) -> tuple[list[str], frozenset[int]]:
+def _words(text: str, *, italian: bool = False) -> tuple[list[str], frozenset[int]]:
     """The normalised words of `text` (each word inside quotes replaced by `_QUOTED`) and
-    the indices of possessives ("today's mail": a noun follows, not a verb)."""
+    the indices of possessives ("today's mail": a noun follows, not a verb). Italian:
+    an elided article is a word of its own (`l'ordine` -> `l`, `ordine`), no possessives."""
     quoted = [(e.start, e.end) for e in find_entities(text) if e.kind == "quoted"]
     said = tokens(text)
     words = [
         _QUOTED if any(s <= t.start and t.end <= e for s, e in quoted) else t.norm for t in said
     ]
+    if italian:
+        return _split_elided(words, [t.text for t in said]), frozenset()
     owners = frozenset(
         i
         for i, t in enumerate(said)
         if _POSSESSIVE.search(t.text) and t.norm[:-1] not in _IS_CONTRACTED
     )
     return words, owners
+
+
+def _by_number(options: tuple[str, ...], before: str) -> tuple[str, ...]:
+    """Italian: the options whose number the word before says first (`i file`: files)."""
+    if before not in _IT_PLURAL and before not in _IT_SINGULAR:
+        return options
+    want_plural = before in _IT_PLURAL
+
+    def plural_tail(tail: str) -> bool:
+        last = tail.rsplit("_", 1)[-1]
+        return singular(last) != last
+
+    return tuple(sorted(options, key=lambda o: plural_tail(o) != want_plural))
+
+
+def _split_elided(words: list[str], texts: list[str]) -> list[str]:
+    out: list[str] = []
+    for word, text in zip(words, texts, strict=True):
+        elided = IT_ELIDED.match(text) if word != _QUOTED else None
+        if elided:
+            out += [elided.group(1).casefold(), word[len(elided.group(1)) :]]
+        else:
+            out.append(word)
+    return out
 
 
 def _longest(

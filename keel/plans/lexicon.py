@@ -83,12 +83,13 @@ def words(text: str) -> list[str]:
 
 VERB_NEGATIONS: Final = frozenset(
     {"not", "dont", "doesnt", "didnt", "never", "cannot", "cant", "wont", "shouldnt", "mustnt"}
-    | {"non", "without"}
+    | {"non", "without", "mai", "senza"}
 )
 """A cue in the few tokens before a verb marks the clause negated ("don't delete")."""
 
 NEGATIONS: Final = VERB_NEGATIONS | frozenset(
     {"no", "none", "nothing", "neither", "nor", "except", "excluding", "unless", "isnt", "arent"}
+    | {"né", "nessun", "nessuno", "nessuna", "niente", "nulla", "tranne", "eccetto", "salvo"}
 )
 """Any of these changes the polarity of a request (binder polarity check)."""
 
@@ -128,6 +129,13 @@ ANTONYMS: Final[tuple[tuple[str, str], ...]] = (
     ("visible", "hidden"),
     ("online", "offline"),
     ("yes", "no"),
+    *(("attiva", "disattiva"), ("attivare", "disattivare"), ("attivo", "disattivo")),
+    *(("attivato", "disattivato"), ("abilita", "disabilita"), ("abilitato", "disabilitato")),
+    *(("accendi", "spegni"), ("includi", "escludi"), ("incluso", "escluso")),
+    *(("inclusi", "esclusi"), ("incluse", "escluse")),
+    *(("aperto", "chiuso"), ("aperti", "chiusi"), ("aperte", "chiuse")),
+    *(("prima", "dopo"), ("più", "meno"), ("vecchi", "nuovi"), ("sì", "no")),
+    *(("completati", "aperti"), ("completate", "aperte"), ("fatti", "aperti")),
 )
 """Word pairs of opposite meaning, (plain, marked). A polarity change between two requests:
 the marked word said in one and not in the other ("show unread mail" / "show mail"), or
@@ -136,10 +144,33 @@ each says a different word of one pair ("enable X" / "disable X")."""
 SEPARATORS: Final = frozenset({"and", "then", "but", "also", "or", "plus", "&", "after", "next"})
 """Words that separate clauses of a compound request."""
 
+IT_SEPARATORS: Final = frozenset(
+    {"e", "ed", "poi", "quindi", "ma", "anche", "o", "oppure", "inoltre", "infine", "dopo"}
+)
+"""Italian words that separate clauses ("trova ... e cancella ...")."""
+
 DETERMINERS: Final = frozenset(
     {"the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "this", "that"}
     | {"these", "those", "some", "any", "each", "every", "all"}
 )
+
+IT_DETERMINERS: Final = frozenset(
+    {"il", "lo", "la", "i", "gli", "le", "l", "un", "uno", "una", "ogni", "qualche"}
+    | {"mio", "mia", "miei", "mie", "tuo", "tua", "tuoi", "tue", "suo", "sua", "suoi", "sue"}
+    | {"nostro", "nostra", "nostri", "nostre", "loro", "questo", "questa", "questi", "queste"}
+    | {"quest", "quel", "quello", "quella", "quei", "quegli", "quelle", "quell", "tutto"}
+    | {"tutta", "tutti", "tutte", "alcuni", "alcune", "del", "dello", "della", "dei", "degli"}
+    | {"delle", "dell", "al", "allo", "alla", "ai", "agli", "alle", "all", "dal", "dallo"}
+    | {"dalla", "dai", "dagli", "dalle", "dall", "nel", "nello", "nella", "nei", "negli"}
+    | {"nelle", "nell", "sul", "sullo", "sulla", "sui", "sugli", "sulle", "sull"}
+)
+"""Italian articles, possessives, demonstratives and articled prepositions: a verb word
+right after one is a noun ("le email" are messages, not a send)."""
+
+IT_ELIDED: Final = re.compile(
+    r"^(l|dell|nell|sull|all|dall|un|quest|quell|tutt|c|d|m|t|s|n|v)['\u2019](?=\w)", re.I
+)
+"""An elided Italian article or pronoun glued to its word (`l'ordine`, `dell'ordine`)."""
 
 
 # --- singular and plural -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from typing import Final
 
 from keel.plans.lexicon import EXTENSIONS, straight
 
-NORMALISER_VERSION: Final = "n2"
+NORMALISER_VERSION: Final = "n3"
 
 _KEEP: Final = frozenset("/\\._-*?@+:~#%$,")
 _INNER_APOSTROPHE: Final = re.compile(r"(?<=\w)'(?=\w)")
@@ -58,9 +58,27 @@ FILLERS: Final[tuple[tuple[str, ...], ...]] = tuple(
         "hey",
         "hi",
         "hello",
+        # Italian
+        "mi faresti il piacere di",
+        "ti dispiacerebbe",
+        "per piacere",
+        "per cortesia",
+        "per favore",
+        "mi potresti",
+        "mi puoi",
+        "fammi vedere",
+        "potresti",
+        "puoi",
+        "mostrami",
+        "dimmi",
+        "gentilmente",
+        "grazie",
+        "ciao",
     )
 )
-"""Politeness and request fillers, longest first; nothing else is dropped."""
+"""Politeness and request fillers (English, then Italian), longest first in each language
+(`mi` only with `puoi`/`potresti`: "mandami"/"mi mandi" say who receives); nothing else is
+dropped."""
 
 
 def normalise(text: str) -> str:

@@ -29,9 +29,9 @@ class CountingCache(PlanCache):
 
     extractions = 0
 
-    def extract(self, request: str, catalog: Catalog) -> Intent:
+    def extract(self, request: str, catalog: Catalog, *, lang: str = "en") -> Intent:
         self.extractions += 1
-        return super().extract(request, catalog)
+        return super().extract(request, catalog, lang=lang)
 
 
 BACKEND: dict[str, Any] = {}

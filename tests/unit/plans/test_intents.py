@@ -275,3 +275,94 @@ def test_question_words_and_possessives_come_before_nouns(todo: IntentExtractor)
 
 def test_a_borrowed_object_is_one_the_verbs_tools_take(todo: IntentExtractor) -> None:
     assert sig(todo, "complete task 4 and enable notifications") == ("complete:task>enable:feature")
+
+
+# --- Italian (`lang="it"`) -------------------------------------------------------------------
+
+
+def it_sig(extractor: IntentExtractor, text: str) -> str:
+    return extractor.extract(text, lang="it").signature
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("cancella il task 4", "delete:task"),
+        ("elimina il task 4", "delete:task"),
+        ("rimuovi i compiti 4 e 5", "delete:task"),
+        ("annulla l'ordine W1234567", "cancel:order"),
+        ("cancella l'ordine W1234567", "cancel:order"),  # no delete tool for orders
+        ("mostra i miei ordini", "list:orders"),
+        ("elenca le attività", "list:tasks"),
+        ("trova i documenti in /tmp", "find:files"),
+        ("cerca le email di Bob", "find:messages"),
+        ("fammi vedere i messaggi", "find:messages"),
+        ("archivia il messaggio di Bob", "archive:message"),
+        ("invia un messaggio a bob@x.org", "send:message"),
+        ("manda la posta a bob@x.org", "send:message"),
+        ("spedisci un'e-mail a bob@x.org", "send:message"),
+        ("quali ordini ho?", "list:orders"),
+        ("i miei ordini", "list:orders"),
+    ],
+)
+def test_italian_single_clause(extractor: IntentExtractor, text: str, expected: str) -> None:
+    assert it_sig(extractor, text) == expected
+
+
+def test_italian_compound_find_and_delete(extractor: IntentExtractor) -> None:
+    assert it_sig(extractor, "trova i file in /tmp e cancellali") == "find:files>delete:files"
+    assert it_sig(extractor, "trova la posta di bob e cancella il task 4") == (
+        "find:messages>delete:task"
+    )
+    assert it_sig(extractor, "trova e cancella i vecchi file") == "find:files>delete:files"
+    assert it_sig(extractor, "elenca i compiti poi annulla l'ordine 5") == (
+        "list:tasks>cancel:order"
+    )
+
+
+def test_italian_clitic_verb_ends_its_clause(extractor: IntentExtractor) -> None:
+    assert it_sig(extractor, "trova la posta di bob, archiviala, elimina il task 4") == (
+        "find:messages>archive:message>delete:task"
+    )
+
+
+def test_italian_negation_marks_the_clause(extractor: IntentExtractor) -> None:
+    intent = extractor.extract("trova i file ma non cancellarli", lang="it")
+    assert intent.signature == "find:files>!delete:files"
+    assert extractor.extract("non annullare l'ordine", lang="it").clauses[0].negated
+    assert extractor.extract("non mandare mai il messaggio", lang="it").clauses[0].negated
+    intent = extractor.extract("non elencare i compiti e cancella il task 4", lang="it")
+    assert [c.negated for c in intent.clauses] == [True, False]
+
+
+@pytest.mark.parametrize(
+    "text", ["le email di Bob", "l'email di Bob", "quali email ho?", "mostra le email"]
+)
+def test_an_italian_determiner_makes_email_a_noun(extractor: IntentExtractor, text: str) -> None:
+    intent = extractor.extract(text, lang="it")
+    assert intent.clauses and all(c.verb != "send" for c in intent.clauses)
+    assert intent.clauses[0].object == "messages"
+
+
+def test_english_reads_email_as_a_verb_but_italian_never(extractor: IntentExtractor) -> None:
+    assert sig(extractor, "email bob the files").startswith("send:")
+    assert "send" not in it_sig(extractor, "email di bob")
+
+
+def test_italian_text_read_as_english_stays_incomplete(extractor: IntentExtractor) -> None:
+    assert not extractor.extract("cancella il task 4").clauses
+    assert it_sig(extractor, "cancella il task 4") == "delete:task"
+    assert it_sig(extractor, "cancella il task 4") == it_sig(extractor, "cancella il task 4 ")
+    assert extractor.extract("cancella il task 4", lang="it-IT").signature == "delete:task"
+
+
+def test_italian_split_verb(extractor: IntentExtractor) -> None:
+    catalog = catalog_of(
+        plan_tool(n, {}, ToolContract(effect="write")) for n in ("complete_task", "reopen_task")
+    )
+    it = IntentExtractor.for_catalog(catalog)
+    assert it_sig(it, "segna il task 4 come fatto") == "complete:task"
+    assert it_sig(it, "segna il task 4 come non fatto") == "reopen:task"
+    assert it_sig(it, "completa il compito 4 e riapri il compito 9") == (
+        "complete:task>reopen:task"
+    )

@@ -12,8 +12,8 @@ from keel.plans import normalise as normalise_module
 from keel.plans.normalise import NORMALISER_VERSION, l0_key, normalise
 
 
-def test_version_is_n2() -> None:
-    assert NORMALISER_VERSION == "n2"
+def test_version_is_n3() -> None:
+    assert NORMALISER_VERSION == "n3"
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_l0_key_separates_language_scope_and_text() -> None:
 
 def test_l0_key_includes_the_normaliser_version(monkeypatch: pytest.MonkeyPatch) -> None:
     before = l0_key("delete task 4", lang="en", scope="a")
-    monkeypatch.setattr(normalise_module, "NORMALISER_VERSION", "n3")
+    monkeypatch.setattr(normalise_module, "NORMALISER_VERSION", "n4")
     assert normalise_module.l0_key("delete task 4", lang="en", scope="a") != before
 
 
@@ -128,3 +128,25 @@ def test_normal_form_has_single_spaces_and_no_edges(words: list[str]) -> None:
     out = normalise(" ".join(words))
     assert out == out.strip()
     assert "  " not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Per favore, cancella il task #40", "cancella il task #40"),
+        ("puoi cancellare il task 4?", "cancellare il task 4"),
+        ("Mi potresti mostrare le email di oggi, grazie", "mostrare le email di oggi"),
+        ("mi puoi elencare i file in /tmp/Progetti", "elencare i file in /tmp/Progetti"),
+        ("Ciao! fammi vedere gli ordini per cortesia", "gli ordini"),
+    ],
+)
+def test_italian_politeness_fillers_are_dropped(text: str, expected: str) -> None:
+    assert normalise(text) == expected
+
+
+def test_italian_negation_and_recipient_words_are_kept() -> None:
+    assert normalise("non cancellare il task 4") != normalise("cancellare il task 4")
+    assert normalise("mi mandi il file") != normalise("mandi il file")
+    assert l0_key("per favore cancella il task 4", lang="it", scope="a") == l0_key(
+        "cancella il task 4", lang="it", scope="a"
+    )

@@ -498,3 +498,69 @@ def test_an_unknown_file_type_is_a_coverage_miss_unless_a_slot_takes_it() -> Non
     result = bind(typed, "list CSV files in /docs", source_request="list TMP files in /tmp")
     assert isinstance(result, Bound)
     assert result.values == {"folder": "/docs", "pattern": "*.csv"}
+
+
+# --- Italian -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("recorded", "request_text"),
+    [
+        ("cancella il task 4", "non cancellare il task 5"),
+        ("manda il file a a@b.co", "non mandare mai il file a c@d.co"),
+        ("elenca i file *.pdf", "elenca i file tranne *.pdf"),
+        ("mostra la posta di a@b.co", "mostra la posta non letta di c@d.co"),
+        ("attiva gli avvisi per #4", "disattiva gli avvisi per #5"),
+        ("includi i file *.pdf", "escludi i file *.txt"),
+        ("manda il report a a@b.co", "manda il report senza allegati a c@d.co"),
+    ],
+)
+def test_italian_polarity_change_is_refused(recorded: str, request_text: str) -> None:
+    slots = {
+        f"s{i}": slot(e.kind, e.text)
+        for i, e in enumerate(x for x in candidates(recorded) if not x.parts)
+    }
+    got = bind(slots, request_text, source_request=recorded)
+    assert isinstance(got, BindMiss) and got.reason == "polarity", got
+    assert isinstance(bind(slots, recorded, source_request=recorded), Bound)
+
+
+@pytest.mark.parametrize(
+    ("recorded", "request_text"),
+    [
+        ("mostra gli eventi di domani", "mostra gli eventi di oggi"),
+        ("mostra la posta di ieri", "mostra la posta della settimana scorsa"),
+        ("mostra la posta della settimana scorsa", "mostra la posta di questa settimana"),
+        ("mostra la posta", "mostra la posta di ieri"),
+        ("elenca i file degli ultimi 3 giorni", "elenca i file di 3 settimane fa"),
+    ],
+)
+def test_an_italian_relative_time_pivot_is_a_coverage_miss(
+    recorded: str, request_text: str
+) -> None:
+    result = bind({}, request_text, source_request=recorded)
+    assert isinstance(result, BindMiss) and result.reason == "binder_coverage"
+    assert isinstance(bind({}, recorded, source_request=recorded), Bound)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        *(("oggi", "oggi"), ("ieri", "ieri"), ("domani", "domani")),
+        *(("la settimana scorsa", "la settimana scorsa"), ("questa settimana", "questa settimana")),
+        *(("gli ultimi 3 giorni", "gli ultimi 3 giorni"), ("due giorni fa", "2 giorni fa")),
+    ],
+)
+def test_italian_relative_words_are_windows_not_absolute(text: str, value: str) -> None:
+    found = [e for e in find_entities(f"posta di {text}") if e.kind == "time_window"]
+    assert [e.value for e in found] == [value]
+    assert not has_absolute_time(f"posta di {text}")
+
+
+def test_italian_dates_bind_a_date_slot() -> None:
+    assert [e.value for e in find_entities("eventi del 5 marzo 2026") if e.kind == "date"] == [
+        "2026-03-05"
+    ]
+    slots = {"d": slot("date", "5 marzo 2026")}
+    got = bind(slots, "eventi del 7 aprile 2026", source_request="eventi del 5 marzo 2026")
+    assert isinstance(got, Bound) and got.values["d"] == "2026-04-07"
