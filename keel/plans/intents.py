@@ -283,11 +283,27 @@ class IntentExtractor:
         for mention in mentions[:1]:
             if not all(w in tongue.question_words for w in said[: mention.start]):
                 return Intent()
+            # "task 4 is done" states something about the task (a state change the
+            # lexicon may not know as a verb); "is task 4 done?" asks, and reads it.
+            if _states(said[mention.end :]):
+                return Intent()
             for obj in mention.options:
                 verbs = self.readers.get(obj)
                 if verbs:
                     return Intent(clauses=(Clause(verb=verbs[0], object=obj),))
         return Intent()
+
+
+_COPULAS: Final = frozenset({"is", "are", "was", "were", "è", "sono", "era", "erano"})
+
+
+def _states(after: list[str]) -> bool:
+    """The words after an object make a statement: a copula followed by a word that is not
+    a value (`is done`, `are closed`, `è fatto`)."""
+    for index, word in enumerate(after[:-1]):
+        if word in _COPULAS and not any(c.isdigit() for c in after[index + 1]):
+            return True
+    return False
 
 
 def _words(text: str, *, italian: bool = False) -> tuple[list[str], frozenset[int]]:

@@ -366,3 +366,13 @@ def test_italian_split_verb(extractor: IntentExtractor) -> None:
     assert it_sig(it, "completa il compito 4 e riapri il compito 9") == (
         "complete:task>reopen:task"
     )
+
+
+def test_a_statement_about_an_object_is_not_read_as_a_question_about_it(
+    extractor: IntentExtractor,
+) -> None:
+    # "task 4 is done" asks for a change the lexicon does not know: no intent (exact reuse
+    # only), never a read of the task; "is task 4 done?" asks, and reads it.
+    assert sig(extractor, "order 4 is done") == ""
+    assert sig(extractor, "the order is cancelled already") == ""
+    assert sig(extractor, "is order 4 done?") != ""
