@@ -6,9 +6,14 @@ turn), then runs one turn for the message (see `keel.loop.turn` for what a turn 
 
 1. an inbound `set:` tap is applied first (§3.5), or refused with a skip notice;
 2. a `/skill_id` slash command activates an eligible skill without a model call;
-3. the loop: a deterministic pass, then (when it needs judgement) one model call whose
-   reply is checked and acted on, again and again until something says wait, within the
-   turn's budget and the repeated-call breaker.
+3. the loop: a deterministic pass, then (when it needs judgement) what code can settle
+   instead of the model (offline routing and extraction, `keel.loop.offline`; the plan
+   cascade, `keel.loop.plans_run`), else one model call whose reply is checked and acted
+   on, again and again until something says wait, within the turn's budget and the
+   repeated-call breaker. A turn the loop handled well may leave a plan behind
+   (`keel.loop.plan_record`).
+
+`Engine.feedback` is the user's verdict on a turn's plan (approve, reject, repeat).
 
 Cancelling the task that runs `handle` cancels the turn at its current await; the turn is
 recorded as `cancelled` and the exception propagates.
