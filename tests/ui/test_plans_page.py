@@ -155,7 +155,7 @@ def test_the_console_lists_deletes_and_flushes_plan_cache_entries(
     _flush(page, "L1", "confirm")
     expect(page.locator("#status")).to_have_text("Flushed L1: 3 entries deleted.")
     _expect_counts(page, l0=1, l1_active=0, l1_shadow=0, l1_demoted=0, observations=0, anti=0)
-    expect(_section(page, "L1 champions (active)")).to_contain_text("No l1 champions.")
+    expect(_section(page, "L1 champions (active)")).to_contain_text("No L1 champions.")
     expect(l0).to_contain_text("l0-alpha")
 
     # a new L1 champion, seen after Refresh; Flush L0: Escape keeps it, Confirm removes only L0
@@ -165,13 +165,13 @@ def test_the_console_lists_deletes_and_flushes_plan_cache_entries(
     _flush(page, "L0", "escape")
     _expect_counts(page, l0=1, l1_active=1)
     _flush(page, "L0", "confirm")
-    expect(page.locator("#status")).to_have_text("Flushed L0: 1 entries deleted.")
+    expect(page.locator("#status")).to_have_text("Flushed L0: 1 entry deleted.")
     _expect_counts(page, l0=0, l1_active=1)
-    expect(l0).to_contain_text("No l0 entries.")
+    expect(l0).to_contain_text("No L0 entries.")
 
     # Flush all
     _flush(page, "all", "confirm")
-    expect(page.locator("#status")).to_have_text("Flushed all: 1 entries deleted.")
+    expect(page.locator("#status")).to_have_text("Flushed all: 1 entry deleted.")
     _expect_counts(page, l0=0, l1_active=0, l1_shadow=0, l1_demoted=0, observations=0, anti=0)
     assert page_errors == [], page_errors
 

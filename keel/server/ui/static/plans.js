@@ -44,7 +44,7 @@ function entryRows(entries) {
 const ENTRY_HEADERS = ["Id", "Scope", "Intent", "Request", "Layer and status", "Served", "α/β", "Created", "Last served", "Actions"];
 
 function showEntries(id, caption, entries) {
-  $(id).replaceChildren(table(caption, ENTRY_HEADERS, entryRows(entries), `No ${caption.toLowerCase()}.`));
+  $(id).replaceChildren(table(caption, ENTRY_HEADERS, entryRows(entries), `No ${caption.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase())}.`));
 }
 
 function showObservations(list) {
@@ -154,7 +154,7 @@ async function onDialogClose() {
   }
   try {
     const reply = await fetchJSON("/v1/admin/plans/flush", { method: "POST", body: { layer } });
-    announce(`Flushed ${LAYER_NAME[layer]}: ${reply.deleted} entries deleted.`);
+    announce(`Flushed ${LAYER_NAME[layer]}: ${reply.deleted} ${reply.deleted === 1 ? "entry" : "entries"} deleted.`);
   } catch (error) {
     showAlert(describeError(error));
   }
