@@ -29,10 +29,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from keel.plans.admission import Admitted, Candidate, Rejected, admit
-from keel.plans.cache_types import CacheConfig, Decision, DecisionLayer, Hit, Miss, Reason
+from keel.plans.cache_types import (
+    CacheConfig,
+    Decision,
+    DecisionLayer,
+    Hit,
+    Miss,
+    Reason,
+    TurnRecord,
+)
 from keel.plans.catalog import Catalog
 from keel.plans.entries import candidate_of
-from keel.plans.feedback import ranked
+from keel.plans.evidence import ranked
 from keel.plans.intent import Intent
 from keel.plans.intents import IntentExtractor
 from keel.plans.learning import Learner
@@ -42,7 +50,16 @@ from keel.plans.plan import Plan
 from keel.plans.signatures import logic_signature
 from keel.plans.store_port import PlanStore, TemplateRow
 
-__all__ = ["CacheConfig", "Decision", "DecisionLayer", "Hit", "Miss", "PlanCache", "Reason"]
+__all__ = [
+    "CacheConfig",
+    "Decision",
+    "DecisionLayer",
+    "Hit",
+    "Miss",
+    "PlanCache",
+    "Reason",
+    "TurnRecord",
+]
 
 
 class PlanCache:
@@ -254,8 +271,8 @@ class PlanCache:
         lang: str = "en",
     ) -> Decision:
         """Record a finished turn; the first of `record_all`'s decisions."""
-        decisions = await self.record_all(
-            request,
+        turn = TurnRecord(
+            request=request,
             executed=executed,
             intent=intent,
             catalog=catalog,
@@ -266,36 +283,12 @@ class PlanCache:
             ok=ok,
             lang=lang,
         )
-        return decisions[0]
+        return (await self.record_all(turn))[0]
 
-    async def record_all(
-        self,
-        request: str,
-        *,
-        executed: Plan,
-        intent: Intent,
-        catalog: Catalog,
-        now: float,
-        turn_id: str,
-        origin: str,
-        served: Hit | None = None,
-        ok: bool = True,
-        lang: str = "en",
-    ) -> tuple[Decision, ...]:
+    async def record_all(self, turn: TurnRecord) -> tuple[Decision, ...]:
         """Record a finished turn (`keel.plans.learning.Learner.record_all`): one decision
         per layer touched."""
-        return await self._learner.record_all(
-            request,
-            executed=executed,
-            intent=intent,
-            catalog=catalog,
-            now=now,
-            turn_id=turn_id,
-            origin=origin,
-            served=served,
-            ok=ok,
-            lang=lang,
-        )
+        return await self._learner.record_all(turn)
 
     async def served_failed(self, hit: Hit, *, now: float, committed: bool) -> None:
         """A served plan failed: its L0 entry is deleted, an L1 entry kept."""

@@ -9,6 +9,8 @@ Reasons of a `Decision`:
 * hits: `hit`;
 * records: `recorded`, `revalidated` (a stale L1 entry made fresh again), `shadow` (a shadow
   champion seeded, Metnos preset), `uncacheable:<reason>`.
+
+A finished turn to record is a `TurnRecord`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from keel.plans.admission import AdmissionPolicy
+from keel.plans.catalog import Catalog
 from keel.plans.entries import CompileOptions
 from keel.plans.feedback import FeedbackRules
 from keel.plans.intent import Intent
@@ -107,3 +110,23 @@ class Miss:
     decisions: tuple[Decision, ...]
     exclusions: tuple[str, ...] = ()
     intent_extracted: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnRecord:
+    """A finished turn to record (`PlanCache.record`, `Learner.record_all`)."""
+
+    request: str
+    executed: Plan
+    """The plan the turn ran."""
+    intent: Intent
+    catalog: Catalog
+    now: float
+    turn_id: str
+    origin: str
+    """Where the plan came from (`planner`, `loop`, the layer that served it, ...)."""
+    served: Hit | None = None
+    """The cache hit that served the turn; None for a planned turn."""
+    ok: bool = True
+    """Whether every step succeeded (a failed turn is not cached)."""
+    lang: str = "en"

@@ -28,83 +28,18 @@ recognised: the empty (incomplete) intent. Pure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
 from keel.plans.catalog import Catalog
-from keel.plans.entities import find_entities
 from keel.plans.intent import Clause, Intent
 from keel.plans.intent_lexicon import IT_CLITICS, object_lexicon, split_verb, verb_lexicon
-from keel.plans.lexicon import (
-    DETERMINERS,
-    IT_DETERMINERS,
-    IT_ELIDED,
-    IT_SEPARATORS,
-    SEPARATORS,
-    VERB_NEGATIONS,
-    singular,
-    tokens,
-)
+from keel.plans.intent_words import ENGLISH, ITALIAN, Tongue, by_number, negated, states, words
 
 _PRODUCER_ORDER: Final = ("list", "find", "get", "read", "search", "show", "fetch")
-_NEG_WINDOW: Final = 3
 _LONGEST: Final = 5
-_QUOTED: Final = "\x00"
-"""Stands for each word inside quotes: a title such as "buy milk" says no verb."""
-_POSSESSIVE: Final = re.compile(r"\w['\u2019]s$")
-_IS_CONTRACTED: Final = frozenset(
-    {"it", "that", "what", "there", "here", "who", "where", "how", "he", "she", "let"}
-)
-"""`what's` is "what is", not a possessive."""
-_QUESTION_WORDS: Final = DETERMINERS | {
-    *("what", "which", "any", "how", "many", "much", "do", "does", "did", "i", "we", "have"),
-    *("are", "is", "there", "me", "of", "open", "current", "recent", "latest", "new", "old"),
-    *("where", "whats", "who", "hey", "hi", "so", "ok", "okay", "and", "still", "pending"),
-}
-_IT_PLURAL: Final = frozenset(
-    {"i", "gli", "le", "quali", "miei", "mie", "tuoi", "tue", "suoi", "sue", "nostri", "nostre"}
-    | {"questi", "queste", "quei", "quegli", "quelle", "tutti", "tutte", "alcuni", "alcune"}
-    | {"dei", "degli", "delle", "ai", "agli", "alle", "dai", "dagli", "dalle", "nei", "negli"}
-    | {"nelle", "sui", "sugli", "sulle", "quanti", "quante"}
-)
-"""Italian words before a plural noun: `i file` are files, `il file` one file."""
-_IT_SINGULAR: Final = frozenset({"il", "lo", "la", "l", "un", "uno", "una", "quale"})
-_IT_QUESTION_WORDS: Final = IT_DETERMINERS | {
-    *("che", "cosa", "quale", "quali", "quanto", "quanta", "ho", "hai", "abbiamo", "ci", "c"),
-    *("è", "sono", "mi", "di", "in", "a", "da", "per", "ancora", "aperti", "aperte", "aperto"),
-    *("nuovi", "nuove", "recenti", "ultimi", "ultime", "vecchi", "dove", "ciao", "ok", "e"),
-    *("dettagli", "stato", "elenco", "lista", "sospeso", "sospesi", "in", "corso"),
-}
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Tongue:
-    """The function words of one language."""
-
-    not_before_verb: frozenset[str]
-    """After one of these a verb word is a noun ("the order", "le email")."""
-    separators: frozenset[str]
-    question_words: frozenset[str]
-    pronouns: frozenset[str]
-    """After a verb, its object is the previous clause's ("find the PDFs and delete them");
-    Italian glues them to the verb (`eliminali`)."""
-
-
-_EN: Final = _Tongue(
-    not_before_verb=DETERMINERS | {"what", "which", "whose"},
-    separators=SEPARATORS,
-    question_words=_QUESTION_WORDS,
-    pronouns=frozenset({"it", "them"}),
-)
-_IT: Final = _Tongue(
-    not_before_verb=IT_DETERMINERS | {"che", "quale", "quali", "cui", "è", "sono", "era", "sia"},
-    separators=IT_SEPARATORS,
-    question_words=_IT_QUESTION_WORDS,
-    pronouns=frozenset(),
-)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -164,8 +99,8 @@ class IntentExtractor:
         """The clauses of `text`, in order; the empty intent when none is recognised.
         `lang` (`it`, `it-IT`: Italian; anything else: English) picks the word tables."""
         italian = lang.strip().casefold().split("-")[0].split("_")[0] == "it"
-        tongue = _IT if italian else _EN
-        said, owners = _words(text, italian=italian)
+        tongue = ITALIAN if italian else ENGLISH
+        said, owners = words(text, italian=italian)
         mentions = self._mentions(said, owners, tongue)
         verbs = [m for m in mentions if m.kind == "verb"]
         if not verbs:
@@ -175,14 +110,13 @@ class IntentExtractor:
         for i, verb in enumerate(verbs):
             options = objects[i] or self._borrowed(i, verbs, objects, said, mentions, tongue)
             name, obj = self._resolve(verb.options, options)
-            negated = self._negated(verb, said, tongue)
-            clauses.append(Clause(verb=name, object=obj, negated=negated))
+            clauses.append(Clause(verb=name, object=obj, negated=negated(said, verb.start, tongue)))
         return Intent(clauses=tuple(clauses))
 
     # --- reading ------------------------------------------------------------------------
 
-    def _mentions(self, said: list[str], owners: frozenset[int], tongue: _Tongue) -> list[_Mention]:
-        italian = tongue is _IT
+    def _mentions(self, said: list[str], owners: frozenset[int], tongue: Tongue) -> list[_Mention]:
+        italian = tongue is ITALIAN
         verbs = self.verbs_it if italian else self.verbs
         objects = self.objects_it if italian else self.objects
         out: list[_Mention] = []
@@ -206,7 +140,7 @@ class IntentExtractor:
                 particles |= {split[1]} if split else set()
                 i += verb[0]
             elif obj is not None:
-                options = _by_number(obj[1], said[i - 1] if italian and i else "")
+                options = by_number(obj[1], said[i - 1] if italian and i else "")
                 out.append(_Mention(kind="object", start=i, end=i + obj[0], options=options))
                 i += obj[0]
             elif said[i] in tongue.pronouns and out and out[-1].kind == "verb" and out[-1].end == i:
@@ -237,7 +171,7 @@ class IntentExtractor:
         objects: list[tuple[str, ...]],
         said: list[str],
         mentions: list[_Mention],
-        tongue: _Tongue,
+        tongue: Tongue,
     ) -> tuple[str, ...]:
         """The object a verb said without one takes: the first of (the next verb's when
         only separators stand between, the previous clauses', the object said before it,
@@ -266,17 +200,7 @@ class IntentExtractor:
                     return verb, obj
         return verbs[0], objects[0] if objects else ""
 
-    @staticmethod
-    def _negated(verb: _Mention, said: list[str], tongue: _Tongue) -> bool:
-        window = said[max(0, verb.start - _NEG_WINDOW) : verb.start]
-        for word in reversed(window):
-            if word in VERB_NEGATIONS:
-                return True
-            if word in tongue.separators:
-                return False
-        return False
-
-    def _bare_object(self, said: list[str], mentions: list[_Mention], tongue: _Tongue) -> Intent:
+    def _bare_object(self, said: list[str], mentions: list[_Mention], tongue: Tongue) -> Intent:
         """A request naming only an object after question words ("what orders do I
         have?", "my open orders") reads it; an unknown word before it may be a verb the
         lexicon lacks, so nothing is assumed then."""
@@ -285,68 +209,13 @@ class IntentExtractor:
                 return Intent()
             # "task 4 is done" states something about the task (a state change the
             # lexicon may not know as a verb); "is task 4 done?" asks, and reads it.
-            if _states(said[mention.end :]):
+            if states(said[mention.end :]):
                 return Intent()
             for obj in mention.options:
                 verbs = self.readers.get(obj)
                 if verbs:
                     return Intent(clauses=(Clause(verb=verbs[0], object=obj),))
         return Intent()
-
-
-_COPULAS: Final = frozenset({"is", "are", "was", "were", "è", "sono", "era", "erano"})
-
-
-def _states(after: list[str]) -> bool:
-    """The words after an object make a statement: a copula followed by a word that is not
-    a value (`is done`, `are closed`, `è fatto`)."""
-    for index, word in enumerate(after[:-1]):
-        if word in _COPULAS and not any(c.isdigit() for c in after[index + 1]):
-            return True
-    return False
-
-
-def _words(text: str, *, italian: bool = False) -> tuple[list[str], frozenset[int]]:
-    """The normalised words of `text` (each word inside quotes replaced by `_QUOTED`) and
-    the indices of possessives ("today's mail": a noun follows, not a verb). Italian:
-    an elided article is a word of its own (`l'ordine` -> `l`, `ordine`), no possessives."""
-    quoted = [(e.start, e.end) for e in find_entities(text) if e.kind == "quoted"]
-    said = tokens(text)
-    words = [
-        _QUOTED if any(s <= t.start and t.end <= e for s, e in quoted) else t.norm for t in said
-    ]
-    if italian:
-        return _split_elided(words, [t.text for t in said]), frozenset()
-    owners = frozenset(
-        i
-        for i, t in enumerate(said)
-        if _POSSESSIVE.search(t.text) and t.norm[:-1] not in _IS_CONTRACTED
-    )
-    return words, owners
-
-
-def _by_number(options: tuple[str, ...], before: str) -> tuple[str, ...]:
-    """Italian: the options whose number the word before says first (`i file`: files)."""
-    if before not in _IT_PLURAL and before not in _IT_SINGULAR:
-        return options
-    want_plural = before in _IT_PLURAL
-
-    def plural_tail(tail: str) -> bool:
-        last = tail.rsplit("_", 1)[-1]
-        return singular(last) != last
-
-    return tuple(sorted(options, key=lambda o: plural_tail(o) != want_plural))
-
-
-def _split_elided(words: list[str], texts: list[str]) -> list[str]:
-    out: list[str] = []
-    for word, text in zip(words, texts, strict=True):
-        elided = IT_ELIDED.match(text) if word != _QUOTED else None
-        if elided:
-            out += [elided.group(1).casefold(), word[len(elided.group(1)) :]]
-        else:
-            out.append(word)
-    return out
 
 
 def _longest(

@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Final
 
 from keel.plans.admission import check_plan
-from keel.plans.cache_types import CacheConfig, Decision, Hit
+from keel.plans.cache_types import CacheConfig, Decision, Hit, TurnRecord
 from keel.plans.catalog import Catalog
 from keel.plans.compiler import Uncacheable
 from keel.plans.entries import (
@@ -34,15 +34,8 @@ from keel.plans.entries import (
     refreshed,
     source_of,
 )
-from keel.plans.feedback import (
-    SERVABLE,
-    SIGNALS,
-    Evidence,
-    Judgement,
-    judge,
-    shadow_seedable,
-    signal_weight,
-)
+from keel.plans.evidence import SERVABLE, SIGNALS, Evidence
+from keel.plans.feedback import Judgement, judge, shadow_seedable, signal_weight
 from keel.plans.intent import Intent
 from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan, shape_hash
@@ -62,34 +55,23 @@ class Learner:
         self.scope = scope
         self.config = config
 
-    async def record_all(
-        self,
-        request: str,
-        *,
-        executed: Plan,
-        intent: Intent,
-        catalog: Catalog,
-        now: float,
-        turn_id: str,
-        origin: str,
-        served: Hit | None = None,
-        ok: bool = True,
-        lang: str = "en",
-    ) -> tuple[Decision, ...]:
+    async def record_all(self, turn: TurnRecord) -> tuple[Decision, ...]:
         """Record a finished turn: the L0 entry of the request (a planned or L1-served turn)
         and an L1 observation; one decision per layer touched."""
         if not self.config.enabled:
             return (Decision(layer="l0", hit=False, reason="disabled"),)
-        if not ok:
+        if not turn.ok:
             return (Decision(layer="l0", hit=False, reason="uncacheable:failed_step"),)
-        if served is not None:
-            return await self._record_served(request, served, turn_id, now, lang)
-        made = self._template(request, executed, intent, catalog, origin)
+        if turn.served is not None:
+            return await self._record_served(
+                turn.request, turn.served, turn.turn_id, turn.now, turn.lang
+            )
+        made = self._template(turn.request, turn.executed, turn.intent, turn.catalog, turn.origin)
         if isinstance(made, Decision):
             return (made,)
         template, source = made
-        first, source = await self._write_l0(request, template, source, now, lang)
-        return (first, await self._observe(turn_id, template, source, None, now))
+        first, source = await self._write_l0(turn.request, template, source, turn.now, turn.lang)
+        return (first, await self._observe(turn.turn_id, template, source, None, turn.now))
 
     def _template(
         self, request: str, executed: Plan, intent: Intent, catalog: Catalog, origin: str

@@ -2,7 +2,7 @@
 
 Rows are plain values; the cache (`keel.plans.cache`, `keel.plans.learning`) decides, a
 store only keeps and indexes: a turn's observations, the signal counts of an (intent, shape)
-(the Beta evidence of `keel.plans.feedback`), the newest observations. Implementations:
+(the Beta evidence of `keel.plans.evidence`), the newest observations. Implementations:
 `keel.plans.memory_store.MemoryPlanStore` (tests, benchmarks) and
 `keel.plans.sql_store.SqlPlanStore` (SQLite by default, PostgreSQL), in the event store's
 database. Times are seconds since the epoch, passed in by the caller (injected clock).

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from cache_kit import SCOPE, catalog, plan, tool
 
-from keel.plans.cache import CacheConfig, Decision, Hit, Miss, PlanCache
+from keel.plans.cache import CacheConfig, Decision, Hit, Miss, PlanCache, TurnRecord
 from keel.plans.catalog import Catalog
 from keel.plans.entries import CompileOptions
 from keel.plans.feedback import DAY
@@ -80,15 +80,17 @@ async def record(
 ) -> tuple[Decision, ...]:
     intent = served.intent if served is not None else cache.extract(request, cat)
     return await cache.record_all(
-        request,
-        executed=executed,
-        intent=intent,
-        catalog=cat,
-        now=now,
-        turn_id=turn,
-        origin="planner",
-        served=served,
-        **kw,
+        TurnRecord(
+            request=request,
+            executed=executed,
+            intent=intent,
+            catalog=cat,
+            now=now,
+            turn_id=turn,
+            origin="planner",
+            served=served,
+            **kw,
+        )
     )
 
 

@@ -9,19 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from keel.plans.evidence import Evidence, champion, ranked, wilson_lower
 from keel.plans.feedback import (
     DAY,
-    Evidence,
     FeedbackRules,
     Judgement,
-    champion,
     demotes,
     judge,
     promotable,
-    ranked,
     shadow_seedable,
     signal_weight,
-    wilson_lower,
 )
 from keel.plans.store_port import Observation, SignalCount, TemplateRow
 
