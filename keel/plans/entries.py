@@ -30,7 +30,7 @@ from keel.plans.catalog import Catalog
 from keel.plans.compiler import CONTEXT_BOUND, Compiled, Uncacheable, compile_plan
 from keel.plans.intent import Intent
 from keel.plans.plan import Plan, parse_plan, shape_hash
-from keel.plans.store_port import Observation, TemplateRow
+from keel.plans.store_port import Layer, Observation, TemplateRow
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,39 +95,53 @@ def l1_id(scope: str, key: str) -> str:
 
 def l0_row(*, key: str, scope: str, plan: Plan, source: Source, now: float) -> TemplateRow:
     """The L0 entry of a request."""
-    return TemplateRow(
-        id=f"l0-{key}",
+    return _row(
+        entry_id=f"l0-{key}",
         layer="l0",
         scope=scope,
         key=key,
-        intent_sig=source.intent.signature,
-        slot_sig=source.slot_sig,
-        shape_hash=shape_hash(plan),
-        plan_json=plan.dumps(),
-        stored_intent_json=json.dumps(source.intent.to_json(), sort_keys=True),
-        bindings_json=_dumps(source.bindings),
-        request_text=source.request,
-        tools_sig=source.tools_sig,
-        pool_sig=source.pool_sig,
-        logic_sig=source.logic_sig,
-        effectful=source.effectful,
-        origin=source.origin,
-        created_at=now,
+        plan=plan.dumps(),
+        shape=shape_hash(plan),
+        source=source,
+        now=now,
     )
 
 
 def l1_row(*, scope: str, plan_json: str, shape: str, source: Source, now: float) -> TemplateRow:
     """An L1 entry for a template (status `active`; feedback sets status and posterior)."""
     key = l1_key(source.intent.signature, source.slot_sig, shape)
-    return TemplateRow(
-        id=l1_id(scope, key),
+    return _row(
+        entry_id=l1_id(scope, key),
         layer="l1",
+        scope=scope,
+        key=key,
+        plan=plan_json,
+        shape=shape,
+        source=source,
+        now=now,
+    )
+
+
+def _row(
+    *,
+    entry_id: str,
+    layer: Layer,
+    scope: str,
+    key: str,
+    plan: str,
+    shape: str,
+    source: Source,
+    now: float,
+) -> TemplateRow:
+    return TemplateRow(
+        id=entry_id,
+        layer=layer,
         scope=scope,
         key=key,
         intent_sig=source.intent.signature,
         slot_sig=source.slot_sig,
         shape_hash=shape,
-        plan_json=plan_json,
+        plan_json=plan,
         stored_intent_json=json.dumps(source.intent.to_json(), sort_keys=True),
         bindings_json=_dumps(source.bindings),
         request_text=source.request,
