@@ -52,6 +52,14 @@ _UNKNOWN: dict[int | str, dict[str, Any]] = {
 }
 
 
+async def known_last_seq(runtime: ServerRuntime, key: str) -> int:
+    """The log's last seq; 404 when it has no events and no turn is running."""
+    last = await runtime.store.last_seq(key)
+    if last == 0 and runtime.runs.active(key) is None:
+        raise ApiError(404, "conversation.not_found", "no such conversation")
+    return last
+
+
 async def _log(runtime: ServerRuntime, key: str) -> list[StoredEvent]:
     """The whole log; 404 when the conversation has none and no turn is running."""
     stored = await runtime.store.read(key)
@@ -100,9 +108,7 @@ async def get_events(
 ) -> JSONResponse:
     """The conversation's log after seq `after`, as encoded events (at most `limit`)."""
     key = store_key(principal.name, conversation_id)
-    last = await runtime.store.last_seq(key)
-    if last == 0 and runtime.runs.active(key) is None:
-        raise ApiError(404, "conversation.not_found", "no such conversation")
+    last = await known_last_seq(runtime, key)
     events = (await runtime.store.read(key, after_seq=after))[:limit]
     return JSONResponse(events_reply(conversation_id, events, last))
 

@@ -16,12 +16,11 @@ from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
 
 from keel.events.fold import fold
-from keel.server.conversations import MAX_SEQ, resume_point
+from keel.server.conversations import MAX_SEQ, known_last_seq, resume_point
 from keel.server.deps import AdminKey, Runtime
 from keel.server.errors import ERROR_RESPONSES, ApiError
 from keel.server.inspector_stream import follow_log
 from keel.server.owners import store_key
-from keel.server.runtime import ServerRuntime
 from keel.server.sse_response import SSE_MEDIA_TYPE, EventStream
 from keel.server.views import events_reply, state_at_reply
 from keel.server.wire import ErrorReply, EventsReply, StateAtReply
@@ -57,14 +56,6 @@ def inspected_key(owner: str, conversation_id: str) -> str:
     return conversation_id if owner == NO_OWNER else store_key(owner, conversation_id)
 
 
-async def _last_seq(runtime: ServerRuntime, key: str) -> int:
-    """The log's last seq; 404 when it has no events and no turn is running."""
-    last = await runtime.store.last_seq(key)
-    if last == 0 and runtime.runs.active(key) is None:
-        raise ApiError(404, "conversation.not_found", "no such conversation")
-    return last
-
-
 @router.get("/events", response_model=EventsReply, responses=_UNKNOWN)
 async def get_events(
     owner: OwnerPath,
@@ -78,7 +69,7 @@ async def get_events(
 ) -> JSONResponse:
     """The conversation's log after seq `after`, as encoded events (at most `limit`)."""
     key = inspected_key(owner, conversation_id)
-    last = await _last_seq(runtime, key)
+    last = await known_last_seq(runtime, key)
     events = (await runtime.store.read(key, after_seq=after))[:limit]
     return JSONResponse(events_reply(conversation_id, events, last, internals=True))
 
@@ -108,7 +99,7 @@ async def get_state(
     """The conversation's state after event `seq`: status, active skill, stack, memory
     (pii masked), pending pause."""
     key = inspected_key(owner, conversation_id)
-    last = await _last_seq(runtime, key)
+    last = await known_last_seq(runtime, key)
     upto = last if seq is None else seq
     if upto > last:
         raise ApiError(
@@ -147,5 +138,5 @@ async def get_stream(
     """Follow the log: replay after `Last-Event-ID` (or `after`), then live."""
     key = inspected_key(owner, conversation_id)
     start = resume_point(last_event_id, after)
-    await _last_seq(runtime, key)
+    await known_last_seq(runtime, key)
     return EventStream(follow_log(runtime, key, start))

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
 from keel.loop.errors import PlanFeedbackRefused
+from keel.server.conversations import known_last_seq
 from keel.server.deps import ChatKey, ConversationIdPath, Runtime
 from keel.server.errors import ERROR_RESPONSES, ApiError
 from keel.server.owners import store_key
@@ -57,8 +58,7 @@ async def post_feedback(
 ) -> JSONResponse:
     """Tell the plan cache how a turn went."""
     key = store_key(principal.name, conversation_id)
-    if await runtime.store.last_seq(key) == 0:
-        raise ApiError(404, "conversation.not_found", "no such conversation")
+    await known_last_seq(runtime, key)
     try:
         changed = await runtime.engine.feedback(key, turn_id, body["signal"])
     except PlanFeedbackRefused as exc:
