@@ -7,7 +7,8 @@ has run (exactly once, through `keel.loop.confirmations`), the plan runs again o
 journal: effects that already completed are taken from the journal, never repeated; the
 approved step takes the approved call's result; the steps after it run now (and a later
 confirmation pauses again the same way). A plan that completes answers with its final
-message and is recorded in the cache, like one that never paused.
+message; a planner's plan is then recorded in the cache, like one that never paused (a
+cached plan's entry already exists).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ async def resume_plan(
         journal_key=str(resume.get("journal", "")) or None,
         approved={step: approved},
     )
-    if execution.status == "ok":
+    if execution.status == "ok" and source == "l3":  # a served plan's entry exists already
         request = str(resume.get("request", ""))
         decision = await t.plans.for_skill(skill.skill_id).record(
             request,
@@ -60,7 +61,7 @@ async def resume_plan(
             catalog=catalog,
             now=epoch(t),
             turn_id=t.turn_id,
-            origin="planner" if source == "l3" else str(source),
+            origin="planner",
         )
         await emit_record(t, decision, intent)
     if execution.status in ("ok", "paused"):

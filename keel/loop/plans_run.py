@@ -98,7 +98,9 @@ async def serve(
         intent=hit.intent,
     )
     t.plan_record = None  # a served plan is recorded here, not compiled again at turn end
-    if execution.status in ("ok", "paused"):
+    if execution.status == "paused":
+        return Next.PAUSED  # recorded when the approval lets it finish (`plan_resume`)
+    if execution.status == "ok":
         decision = await cache.record(
             t.user_text,
             executed=hit.plan,
