@@ -2,8 +2,9 @@
 
 The model proposes; this module disposes (spec §7.3 steps 5-6). A proposal that breaks a
 rule (a tool not offered, arguments that do not validate, a closed gate, a second call to
-a tool awaiting confirmation, `listen` mixed with text) is refused with a model-visible
-message and recorded as `tool_call_refused`; nothing it asked for happens.
+a tool awaiting confirmation, `listen` mixed with text, a call beyond the reply's
+`max_tool_calls_per_reply`) is refused with a model-visible message and recorded as
+`tool_call_refused`; nothing it asked for happens.
 """
 
 from __future__ import annotations
@@ -97,10 +98,20 @@ async def _tool_calls(
     if text:
         await t.say(BotMessage(text=text, response_source="llm"), in_transcript=False)
     by_name = {o.name: o for o in offers}
+    cap = t.definition.config.max_tool_calls_per_reply
     stop = Next.CONTINUE
     said: list[Message] = []
-    for call in calls:
-        if stop is not Next.CONTINUE:
+    for index, call in enumerate(calls):
+        if index >= cap:
+            # Bounded work per reply: the excess still gets a result, so the model learns.
+            content = await refuse(
+                t,
+                call,
+                "tool.too_many_calls",
+                f"not run: at most {cap} tool calls run per reply",
+                batch=batch,
+            )
+        elif stop is not Next.CONTINUE:
             content = await refuse(
                 t, call, "tool.turn_ended", "not run: the turn ended", batch=batch
             )

@@ -36,6 +36,8 @@ DEFAULT_SESSION_EXPIRATION = 60.0
 """Minutes of inactivity after which a session expires."""
 DEFAULT_MAX_TURNS = 10
 """Keel's global budget of model round trips per user message."""
+DEFAULT_MAX_TOOL_CALLS_PER_REPLY = 16
+"""Keel: tool calls of one model reply that may run; the rest are refused."""
 
 TOP_LEVEL_KEYS = frozenset(
     {
@@ -51,6 +53,7 @@ TOP_LEVEL_KEYS = frozenset(
         "session_config",
         "orchestrator",
         "max_turns",
+        "max_tool_calls_per_reply",
         "routing",
         "extraction",
     }
@@ -85,6 +88,8 @@ class AgentConfig:
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     session_config: SessionConfig = field(default_factory=SessionConfig)
     max_turns: int = DEFAULT_MAX_TURNS
+    max_tool_calls_per_reply: int = DEFAULT_MAX_TOOL_CALLS_PER_REPLY
+    """Keel: tool calls of one model reply that run; the excess is refused, coded."""
     offline: OfflineConfig = field(default_factory=OfflineConfig)
     """Keel: `routing.offline` and `extraction` (`keel.routing.config`)."""
     plan_cache: PlanCacheSettings = field(default_factory=PlanCacheSettings)
@@ -124,6 +129,7 @@ def parse_agent_config(
         ),
         session_config=_session(r, data),
         max_turns=_max_turns(r, data),
+        max_tool_calls_per_reply=_max_tool_calls(r, data),
         offline=parse_offline(r, data),
         plan_cache=parse_plan_cache(r, data),
         conversation=_raw_section(r, data, "conversation"),
@@ -233,6 +239,17 @@ def _max_turns(r: Reporter, data: Mapping[Any, Any]) -> int:
     return DEFAULT_MAX_TURNS if value is None else value
 
 
+def _max_tool_calls(r: Reporter, data: Mapping[Any, Any]) -> int:
+    value = read_positive_int(
+        r,
+        data,
+        "max_tool_calls_per_reply",
+        "config.agent.bad_max_tool_calls_per_reply",
+        default=DEFAULT_MAX_TOOL_CALLS_PER_REPLY,
+    )
+    return DEFAULT_MAX_TOOL_CALLS_PER_REPLY if value is None else value
+
+
 def _raw_section(r: Reporter, data: Mapping[Any, Any], key: str) -> Mapping[str, object]:
     value = data.get(key)
     if value is not None and not isinstance(value, dict):
@@ -241,6 +258,7 @@ def _raw_section(r: Reporter, data: Mapping[Any, Any], key: str) -> Mapping[str,
 
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_CALLS_PER_REPLY",
     "DEFAULT_MAX_TURNS",
     "DEFAULT_SESSION_EXPIRATION",
     "DEFAULT_TOOL_TIMEOUT",

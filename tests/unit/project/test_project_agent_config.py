@@ -277,6 +277,20 @@ def test_bad_max_turns(value: str) -> None:
     assert found == [("config.agent.bad_max_turns", 3)]
 
 
+def test_max_tool_calls_per_reply() -> None:
+    config, found = parse(MINIMAL)
+    assert config is not None and config.max_tool_calls_per_reply == 16
+    config, found = parse(MINIMAL + "max_tool_calls_per_reply: 3\n")
+    assert found == [] and config is not None and config.max_tool_calls_per_reply == 3
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "many"])
+def test_bad_max_tool_calls_per_reply(value: str) -> None:
+    config, found = parse(MINIMAL + f"max_tool_calls_per_reply: {value}\n")
+    assert config is None
+    assert found == [("config.agent.bad_max_tool_calls_per_reply", 3)]
+
+
 def test_session_config_problems() -> None:
     _, found = parse(MINIMAL + "session_config:\n  session_expiration_time: -5\n")
     assert found == [("config.session.bad_value", 4)]

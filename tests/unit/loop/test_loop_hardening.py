@@ -1,0 +1,84 @@
+"""Bounds and hygiene of the turn loop, on a real project (`hardening_agent`):
+
+* one model reply runs at most `max_tool_calls_per_reply` tool calls; the rest are refused;
+* the model never reads a control message (`/session_start`, `set:` payloads...) as the
+  user's words;
+* every `memory_set` the engine appends has its `slot_set` copy;
+* a skill whose `requires` is not true is not named anywhere in the prompt;
+* a tool that raises, a provider failure and a store error are logged at ERROR.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from keel.events.model import ToolCallRefused, ToolExecuted
+from keel.testing import ConversationHarness, ScriptedModel
+
+AGENT = Path(__file__).parent / "hardening_agent"
+ACTIVATE_COUNTER = {"tool_calls": [{"name": "activate", "arguments": {"target_id": "counter"}}]}
+
+
+def _tools(harness: ConversationHarness) -> ModuleType:
+    """The counter skill's tool module as this harness loaded it (each load has its own)."""
+    skill = harness.definition.skill("counter")
+    assert skill is not None
+    return sys.modules[skill.tools["bump"].func.__module__]
+
+
+# Tool calls per reply ----------------------------------------------------------------------
+
+
+async def test_a_reply_with_300_tool_calls_runs_the_tool_16_times() -> None:
+    bumps = [{"name": "bump", "arguments": {"n": n}} for n in range(300)]
+    script = ScriptedModel([ACTIVATE_COUNTER, {"tool_calls": bumps}, "Counted."])
+    harness = ConversationHarness(AGENT, script)
+    tools = _tools(harness)
+    tools.CALLS.clear()
+
+    result = await harness.send("count a lot")
+
+    script.assert_complete()
+    assert tools.CALLS == list(range(16)), "only the first 16 calls of the reply ran"
+    assert harness.state.memory["counter.count"] == 16
+    runs = [e for e in harness.events if isinstance(e, ToolExecuted) and e.tool_name == "bump"]
+    assert len(runs) == 16
+    refused = [e for e in harness.events if isinstance(e, ToolCallRefused)]
+    assert len(refused) == 284
+    assert {e.code for e in refused} == {"tool.too_many_calls"}
+    assert [json.loads(e.arguments)["n"] for e in refused] == list(range(16, 300))
+    # Every call of the reply has its tool result, the refused ones a coded error.
+    results = [m for m in script.requests[2].messages if m["role"] == "tool"][1:]
+    assert len(results) == 300
+    assert results[15]["content"] == '{"count":16}'
+    assert results[16]["content"] == (
+        "Error (tool.too_many_calls): not run: at most 16 tool calls run per reply"
+    )
+    assert result.stop_reason == "end_turn"
+
+
+async def test_the_cap_comes_from_agent_yml(tmp_path: Path) -> None:
+    import shutil
+
+    agent = tmp_path / "agent"
+    shutil.copytree(AGENT, agent)
+    config = agent / "agent.yml"
+    config.write_text(config.read_text() + "max_tool_calls_per_reply: 2\n")
+    bumps = [{"name": "bump", "arguments": {"n": n}} for n in range(5)]
+    script = ScriptedModel([ACTIVATE_COUNTER, {"tool_calls": bumps}, "Counted."])
+    harness = ConversationHarness(agent, script)
+    tools = _tools(harness)
+    tools.CALLS.clear()
+
+    await harness.send("count")
+
+    assert tools.CALLS == [0, 1]
+    refused = [e for e in harness.events if isinstance(e, ToolCallRefused)]
+    assert [(e.code, e.tool_call_id) for e in refused] == [
+        ("tool.too_many_calls", "call_4"),
+        ("tool.too_many_calls", "call_5"),
+        ("tool.too_many_calls", "call_6"),
+    ]
