@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 
 from keel.events.model import BotMessage
+from keel.ids import Clock, FakeClock, SystemClock
 
 if TYPE_CHECKING:
     from keel.testing.harness import ConversationHarness
@@ -29,6 +30,13 @@ def _show(messages: tuple[BotMessage, ...], out: TextIO) -> list[str]:
             out.write(f"  {len(payloads)}) {button.title}\n")
     out.flush()
     return payloads
+
+
+def chat_clock(spec: str | None) -> Clock:
+    """The clock a chat runs on: a script's fake clock (its replies were written against
+    that date, and a scripted run stays reproducible), else the system clock, as `keel run`
+    uses, so a provider model is told the real date and sessions expire in real time."""
+    return FakeClock() if spec is not None and spec.startswith("scripted:") else SystemClock()
 
 
 async def _chat(
@@ -49,7 +57,11 @@ async def _chat(
         typer.echo(f"error: {exc}", err=True)
         return 2
     harness = ConversationHarness(
-        definition, model, conversation_id=conversation_id, connect_mcp=True
+        definition,
+        model,
+        clock=chat_clock(spec),
+        conversation_id=conversation_id,
+        connect_mcp=True,
     )
     try:
         return await _converse(harness, inp, out)

@@ -29,8 +29,11 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any, cast
+
+import yaml
 
 from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema, Usage
 from keel.testing.scripted import ScriptedModel, ScriptExhausted
@@ -141,6 +144,21 @@ class OpenAIWireServer:
             include_usage = _include_usage(body)
             return 200, list(_sse(response, model, self._piece_size, include_usage))
         return 200, _completion(response, model)
+
+
+def serve_project_models(project: Path, base_url: str) -> None:
+    """Point every model of the project's `integrations.yml` at `base_url` (an
+    `OpenAIWireServer`'s), in place: each becomes `provider: openai_compatible` with that
+    `api_base` and no key; ids, groups, tiers and prices stay. For a copy of a project, so
+    `keel chat` or `keel run` with the agent's own models talk to the local server."""
+    path = project / "integrations.yml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    for group in config.get("model_groups") or []:
+        for model in group.get("models") or []:
+            for key in ("api_key", "api_key_env"):
+                model.pop(key, None)
+            model.update(provider="openai_compatible", api_base=base_url)
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
 
 
 # Request decoding ------------------------------------------------------------------------
@@ -298,4 +316,4 @@ class _Server(ThreadingHTTPServer):
         self.owner = owner
 
 
-__all__ = ["PATH", "REPLY_TIMEOUT", "OpenAIWireServer", "WireRequest"]
+__all__ = ["PATH", "REPLY_TIMEOUT", "OpenAIWireServer", "WireRequest", "serve_project_models"]
