@@ -47,6 +47,7 @@ from keel.loop import lifecycle
 from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
+from keel.loop.control import SESSION_START
 from keel.loop.ending import end_turn, finish_turn
 from keel.loop.errors import PauseNotPending, PlanFeedbackRefused
 from keel.loop.knowledge import KnowledgeBase, project_knowledge
@@ -68,7 +69,6 @@ from keel.stores.port import EventStore
 if TYPE_CHECKING:
     from keel.loop.plan_scope import PlanCaches
 
-SESSION_START = "/session_start"
 SESSION_START_SKILL = "default_session_start"
 
 

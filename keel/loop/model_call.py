@@ -13,6 +13,7 @@ from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, Text
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
 from keel.llm.usage import cost_of, spec_for
 from keel.loop import lifecycle, stack
+from keel.loop.control import said_by_user
 from keel.loop.history import Fitted, estimate_tokens, fit_history
 from keel.loop.machine import frame_block
 from keel.loop.offer import CallMode, Offer, eligible_skills, offered_tools
@@ -25,7 +26,6 @@ from keel.loop.prompt import (
     Situation,
     build_system_prompt,
 )
-from keel.loop.taps import read_as_title
 from keel.loop.turn import TurnContext
 from keel.project.model_groups import ModelSpec
 from keel.skills import CollectStep
@@ -66,17 +66,17 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
 
 
 def history(t: TurnContext) -> tuple[list[Message], list[Message]]:
-    """(earlier messages, this turn's user message), oldest first: `set:` payloads are left
-    out (a malformed one that came with a button title is shown as that title)."""
+    """(earlier messages, this turn's user message), oldest first. Control messages are
+    left out; a tap reads as its button title (`keel.loop.control.said_by_user`)."""
     earlier: list[Message] = []
     current: list[Message] = []
     turn_start = len(t.history)
     for index, event in enumerate(t.all_events()):
         target = earlier if index < turn_start else current
-        if isinstance(event, UserMessage) and not event.is_button_payload:
-            target.append({"role": "user", "content": event.text})
-        elif isinstance(event, UserMessage) and read_as_title(event.text, event.button_title):
-            target.append({"role": "user", "content": event.button_title or ""})
+        if isinstance(event, UserMessage):
+            said = said_by_user(event)
+            if said is not None:
+                target.append({"role": "user", "content": said})
         elif isinstance(event, BotMessage) and index < turn_start:
             earlier.append({"role": "assistant", "content": event.text})
     return earlier, current

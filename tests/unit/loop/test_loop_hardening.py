@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from keel.events.model import ToolCallRefused, ToolExecuted
+from keel.llm.port import ModelRequest
 from keel.testing import ConversationHarness, ScriptedModel
 
 AGENT = Path(__file__).parent / "hardening_agent"
@@ -82,3 +85,58 @@ async def test_the_cap_comes_from_agent_yml(tmp_path: Path) -> None:
         ("tool.too_many_calls", "call_5"),
         ("tool.too_many_calls", "call_6"),
     ]
+
+
+# Control messages --------------------------------------------------------------------------
+
+
+def _user_texts(request: ModelRequest) -> list[str]:
+    return [str(m["content"]) for m in request.messages if m["role"] == "user"]
+
+
+async def test_an_explicit_session_start_is_not_a_user_message_to_the_model() -> None:
+    script = ScriptedModel(["Hi there."])
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("/session_start")
+    await harness.send("hello")
+
+    script.assert_complete()
+    assert _user_texts(script.requests[0]) == ["hello"]
+
+
+@pytest.mark.parametrize("command", ["/session_end", "/restart"])
+async def test_session_end_and_restart_are_not_user_messages_to_the_model(command: str) -> None:
+    script = ScriptedModel(["Hi there.", "Bye."])
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("hello")
+    await harness.send(command)
+
+    script.assert_complete()
+    assert _user_texts(script.requests[1]) == ["hello"]
+    assert command not in str(script.requests[1].messages)
+
+
+LISTEN = {"tool_calls": [{"name": "listen"}]}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [({"button_title": "Gold plan"}, ["count", "Gold plan"]), ({}, ["count"])],
+    ids=["with a title", "without one"],
+)
+async def test_a_tap_reads_as_its_button_title_and_never_as_its_payload(
+    metadata: dict[str, str], said: list[str]
+) -> None:
+    script = ScriptedModel([ACTIVATE_COUNTER, LISTEN, "Gold it is."])
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("count")
+    await harness.send("set:session.project.plan=gold", metadata=metadata)
+
+    script.assert_complete()
+    assert harness.state.memory["project.plan"] == "gold"
+    # What the user said by tapping is the button's title; a tap with no title says nothing.
+    assert _user_texts(script.requests[2]) == said
+    assert "set:" not in str(script.requests[2].messages)
