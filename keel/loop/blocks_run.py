@@ -69,7 +69,7 @@ async def deterministic_pass(t: TurnContext) -> Next:
 async def _skill_frame(t: TurnContext, frame: StackFrame) -> Next:
     skill = t.definition.skill(frame.skill_id)
     if skill is None:
-        await t.emit(*stack.finish_skill(t.state, frame.skill_id, completed=False))
+        await lifecycle.end_skill(t, frame.skill_id, completed=False)
         return Next.CONTINUE
     document = skill.document
     if document.blocks and not document.has_prose:

@@ -27,6 +27,10 @@ async def resolve_pending(
 ) -> Outcome:
     """Resolve `pending` with the user's answer (a plan paused at this call goes on after
     an approved run: `keel.loop.plan_resume`)."""
+    if pending.skill_id is not None and stack.pause_owner(t.state) is None:
+        # Its skill frame left without withdrawing it (an older log): nobody waits for it.
+        await t.emit(*stack.withdraw_pause(t.state, t.state.stack, "skill_ended"))
+        return _Done(_error("the skill that asked has ended; the call did not run"))
     record = t.state.memory.get(PENDING_CONFIRMATION_KEY)
     resume = record.get("plan") if isinstance(record, Mapping) else None
     await t.emit(

@@ -43,13 +43,13 @@ from keel.events.model import (
 )
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
 from keel.llm.port import Model
-from keel.loop import lifecycle
+from keel.loop import lifecycle, stack
 from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
 from keel.loop.control import SESSION_START
 from keel.loop.ending import end_turn, finish_turn
-from keel.loop.errors import PauseNotPending, PlanFeedbackRefused
+from keel.loop.errors import PauseNotPending, PauseWithdrawn, PlanFeedbackRefused
 from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
@@ -137,8 +137,9 @@ class Engine:
         """Resolve a pending pause point from outside the chat (the approval API).
 
         Exactly once: the resolution is appended before the held call runs, and a pause
-        that is not pending (unknown, or already resolved) raises `PauseNotPending`. The
-        approved call runs; then the deterministic steps that follow it; no model call.
+        that is not pending (unknown, or already resolved) raises `PauseNotPending`
+        (`PauseWithdrawn` when it died with its skill frame or session). The approved call
+        runs; then the deterministic steps that follow it; no model call.
         """
         async with self._lock(conversation_id):
             await self._refresh_definition()
@@ -146,6 +147,9 @@ class Engine:
                 await close_interrupted_turn(recorder)
                 pending = recorder.state.pending_confirmation
                 if pending is None or pending.pause_id != pause_id:
+                    reason = stack.withdrawal_reason(history, pause_id)
+                    if reason is not None:
+                        raise PauseWithdrawn(conversation_id, pause_id, reason)
                     raise PauseNotPending(conversation_id, pause_id)
                 t = self._context(recorder, history)
                 await t.emit(
@@ -255,6 +259,8 @@ class Engine:
         start: list[Event] = [SessionStarted()]
         if recorder.state.stack:
             start.append(StackChanged(frames=()))
+        # A pause of the old session dies with it (spec §5.6): resolved as denied.
+        start += stack.withdraw_pause(recorder.state, (), "session_ended")
         if metadata:
             start.append(MemorySet(key=SESSION_METADATA_KEY, value=freeze_json(dict(metadata))))
         await t.emit(*start)

@@ -10,10 +10,22 @@ class PauseNotPending(RunError):
 
     code = "keel.run.pause_not_pending"
 
-    def __init__(self, conversation_id: str, pause_id: str) -> None:
+    def __init__(self, conversation_id: str, pause_id: str, detail: str = "is not pending") -> None:
         self.conversation_id = conversation_id
         self.pause_id = pause_id
-        super().__init__(f"conversation {conversation_id!r}: pause {pause_id!r} is not pending")
+        super().__init__(f"conversation {conversation_id!r}: pause {pause_id!r} {detail}")
+
+
+class PauseWithdrawn(PauseNotPending):
+    """An approval named a pause point that was withdrawn: the skill frame that asked left
+    the stack (cancelled, completed, handed over) or its session ended, so the pause was
+    resolved as denied; `reason` says which."""
+
+    code = "keel.run.pause_withdrawn"
+
+    def __init__(self, conversation_id: str, pause_id: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(conversation_id, pause_id, f"was withdrawn ({reason})")
 
 
 class PlanFeedbackRefused(RunError):

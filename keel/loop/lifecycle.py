@@ -50,9 +50,20 @@ def _was_interrupted(t: TurnContext, skill_id: str) -> bool:
     return False
 
 
+async def end_skill(t: TurnContext, skill_id: str, *, completed: bool) -> None:
+    """Take skill `skill_id` (the top skill) off the stack, completed or cancelled; a pause
+    its frame was holding is withdrawn, resolved as denied (spec §5.6)."""
+    before = t.state
+    await t.emit(*stack.finish_skill(before, skill_id, completed=completed))
+    reason = "skill_completed" if completed else "skill_cancelled"
+    # Emitted apart: `utter: when:` triggers are compared within one emit, and this one must
+    # compare the skill below with itself, not with the skill that just left.
+    await t.emit(*stack.withdraw_pause(before, t.state.stack, reason))
+
+
 async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
     """Complete or cancel skill `skill_id` (the top skill), then settle what lies below."""
-    await t.emit(*stack.finish_skill(t.state, skill_id, completed=completed))
+    await end_skill(t, skill_id, completed=completed)
     await after_pop(t)
     finished = t.definition.skill(skill_id)
     engine_managed = finished is not None and finished.document.routing.engine_managed
@@ -93,7 +104,7 @@ async def link(t: TurnContext, skill_id: str, target: str) -> None:
     Unlike `finish`, nothing settles in between: the hand-over is not the end of the
     user's request, so neither `default_completed` nor a resume offer may run first.
     """
-    await t.emit(*stack.finish_skill(t.state, skill_id, completed=True))
+    await end_skill(t, skill_id, completed=True)
     await drop_resume_offer(t)
     await activate(t, target, interrupt=False)
 

@@ -8,8 +8,10 @@ whole new stack, so the fold never needs the agent definition.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from keel.events.base import StackFrame, freeze_json
-from keel.events.fold import ConversationState
+from keel.events.fold import PENDING_CONFIRMATION_KEY, ConversationState
 from keel.events.model import (
     Event,
     FlowCancelled,
@@ -24,6 +26,7 @@ from keel.events.model import (
     OrderedBlockEntered,
     OrderedBlockInterrupted,
     OrderedBlockResumed,
+    PausePointResolved,
     SkillActivated,
     SkillCancelled,
     SkillCompleted,
@@ -214,3 +217,47 @@ def resume(state: ConversationState) -> tuple[Event, ...]:
             OrderedBlockResumed(skill_id=skill_id, block_id=frame.block_id or "", step_id=step)
         )
     return tuple(events)
+
+
+def pause_owner(state: ConversationState) -> StackFrame | None:
+    """The skill frame the pending pause belongs to: the frame of its skill at or below the
+    frame that asked (the topmost frame of that skill when the asking frame is gone)."""
+    pending = state.pending_confirmation
+    if pending is None or pending.skill_id is None:
+        return None
+    ids = [frame.frame_id for frame in state.stack]
+    end = ids.index(pending.frame_id) + 1 if pending.frame_id in ids else len(ids)
+    for frame in reversed(state.stack[:end]):
+        if frame.type == "skill" and frame.skill_id == pending.skill_id:
+            return frame
+    return None
+
+
+def withdraw_pause(
+    before: ConversationState, frames: tuple[StackFrame, ...], reason: str
+) -> tuple[Event, ...]:
+    """Resolve the pause pending in `before` as denied when the skill frame it belongs to is
+    not among `frames` (the stack after a change); nothing when it still is (spec §5.6: a
+    pause belongs to its skill frame, so no later answer can run a call nobody waits for)."""
+    pending = before.pending_confirmation
+    if pending is None:
+        return ()
+    owner = pause_owner(before)
+    if owner is not None and any(frame.frame_id == owner.frame_id for frame in frames):
+        return ()
+    if owner is None and pending.skill_id is None and frames:
+        return ()  # a record with no skill (Mantle-style memory): only a new session drops it
+    return (
+        PausePointResolved(pause_id=pending.pause_id, approved=False, metadata={"reason": reason}),
+        MemoryCleared(key=PENDING_CONFIRMATION_KEY),
+    )
+
+
+def withdrawal_reason(events: Iterable[Event], pause_id: str) -> str | None:
+    """Why pause `pause_id` was withdrawn (`withdraw_pause`), or None when it was not (still
+    pending, answered by the user, or unknown)."""
+    for event in events:
+        if isinstance(event, PausePointResolved) and event.pause_id == pause_id:
+            reason = event.metadata.get("reason")
+            return reason if isinstance(reason, str) and not event.approved else None
+    return None

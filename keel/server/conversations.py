@@ -14,6 +14,7 @@ from fastapi import APIRouter, Body, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from keel.events.fold import ConversationState, fold
+from keel.loop.stack import withdrawal_reason
 from keel.server.deps import ChatKey, ConversationIdPath, Runtime
 from keel.server.engine_port import resolve_call
 from keel.server.errors import ERROR_RESPONSES, ApiError
@@ -182,9 +183,13 @@ async def post_approval(
 ) -> Response:
     """Approve or deny a pending pause point; it resumes exactly once (409 otherwise)."""
     key = store_key(principal.name, conversation_id)
-    state = fold(s.event for s in await _log(runtime, key))
-    pending = state.pending_confirmation
+    events = [s.event for s in await _log(runtime, key)]
+    pending = fold(events).pending_confirmation
     if pending is None or pending.pause_id != pause_id:
+        reason = withdrawal_reason(events, pause_id)
+        if reason is not None:
+            message = f"pause {pause_id!r} was withdrawn ({reason})"
+            raise ApiError(409, "approval.pause_withdrawn", message)
         raise ApiError(409, "approval.not_pending", f"pause {pause_id!r} is not pending")
     call = resolve_call(runtime.engine, key, pause_id, body["approved"])
     run = start_run(runtime, key, call)

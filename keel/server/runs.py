@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from keel.errors import RunError
 from keel.events.fold import ConversationState, fold
-from keel.loop.errors import PauseNotPending
+from keel.loop.errors import PauseNotPending, PauseWithdrawn
 from keel.loop.result import TurnResult
 from keel.server.engine_port import FeedObserver, TurnCall
 from keel.server.feed import Failure, Finished, RunOutcome, TurnFeed
@@ -61,6 +61,8 @@ class TurnRun:
             if not self._inner.cancelled():
                 raise
             cancelled = True
+        except PauseWithdrawn as exc:
+            failure = Failure(status=409, code="approval.pause_withdrawn", message=str(exc))
         except PauseNotPending as exc:
             failure = Failure(status=409, code="approval.not_pending", message=str(exc))
         except RunError as exc:

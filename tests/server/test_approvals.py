@@ -79,3 +79,24 @@ async def test_an_approval_resumes_exactly_once(serve: ServeFactory) -> None:
     assert len(switched) == 1
     assert switched[0].metadata["source"] == "tool_confirmation"
     assert any("Fibre 500" in m["text"] for m in ok["messages"])
+
+
+async def test_a_pause_withdrawn_with_its_skill_answers_409(serve: ServeFactory) -> None:
+    cancel = {"tool_calls": [{"name": "cancel_skill", "arguments": {}}]}
+    async with serve([*PLAN_CHANGE, cancel, "OK, I've cancelled the change."]) as s:
+        pause_id, _ = await _pause(s.client)
+        said = await s.client.post(f"{URL}/messages", json={"text": "cancel"}, headers=ALICE)
+        view = (await s.client.get(URL, headers=ALICE)).json()
+        late = await s.client.post(
+            f"{URL}/approvals/{pause_id}", json={"approved": True}, headers=ALICE
+        )
+        log = [item.event for item in await s.store.read("alice/plan")]
+    assert said.status_code == 200 and said.json()["state"] == "idle"
+    assert view["state"] == "idle" and view["pending_confirmation"] is None
+    assert late.status_code == 409
+    error = late.json()["error"]
+    assert error["code"] == "approval.pause_withdrawn"
+    assert "skill_cancelled" in error["message"]
+    resolved = [e for e in log if isinstance(e, PausePointResolved)]
+    assert [(e.approved, e.metadata["reason"]) for e in resolved] == [(False, "skill_cancelled")]
+    assert not [e for e in log if isinstance(e, ToolExecuted) and e.tool_name == "switch_plan"]
