@@ -3,14 +3,17 @@
 Every state change goes through `Recorder.emit`: the events are stamped with the injected
 clock, appended to the store with the last known sequence number (optimistic concurrency),
 and only then folded into `state`. What the store accepted is what the engine believes.
+Being the one writer, it also keeps seed 001's rule that every `memory_set` is followed by
+its `slot_set` copy (`with_slot_copies`), whichever code path made the write.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from keel.events.fold import ConversationState, fold
-from keel.events.model import Event
+from keel.events.model import Event, MemorySet, SlotSet
 from keel.ids import Clock
 from keel.loop.observer import TurnObserver
 from keel.stores.port import EventStore
@@ -46,7 +49,8 @@ class Recorder:
         if not events:
             return
         now = self.clock.now().timestamp()
-        stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in events]
+        complete = with_slot_copies(events)
+        stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in complete]
         started = self.clock.now()
         stored = await self.store.append(self.conversation_id, self.state.last_seq, stamped)
         self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
@@ -56,3 +60,25 @@ class Recorder:
         if self.observer is not None:
             for item in stored:
                 await self.observer.event(item.seq, item.event)
+
+
+ENGINE_WRITER = "engine"
+"""`slot_set.filled_by` of a copy the recorder adds (the engine's own memory writes)."""
+
+
+def with_slot_copies(events: Sequence[Event]) -> list[Event]:
+    """`events` with a `slot_set` copy right after each `memory_set` that has none there."""
+    complete: list[Event] = []
+    for index, event in enumerate(events):
+        complete.append(event)
+        if not isinstance(event, MemorySet):
+            continue
+        following = events[index + 1] if index + 1 < len(events) else None
+        copied = (
+            isinstance(following, SlotSet)
+            and following.name == event.key
+            and following.value == event.value
+        )
+        if not copied:
+            complete.append(SlotSet(name=event.key, value=event.value, filled_by=ENGINE_WRITER))
+    return complete

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import pytest
 
-from keel.events.model import ToolCallRefused, ToolExecuted
+from keel.events.model import MemorySet, SlotSet, ToolCallRefused, ToolExecuted
 from keel.llm.port import ModelRequest
 from keel.testing import ConversationHarness, ScriptedModel
 
@@ -140,3 +140,44 @@ async def test_a_tap_reads_as_its_button_title_and_never_as_its_payload(
     # What the user said by tapping is the button's title; a tap with no title says nothing.
     assert _user_texts(script.requests[2]) == said
     assert "set:" not in str(script.requests[2].messages)
+
+
+# slot_set copies ---------------------------------------------------------------------------
+
+
+def _call(name: str, **arguments: object) -> dict[str, object]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+async def test_every_memory_set_has_its_slot_set_copy() -> None:
+    script = ScriptedModel(
+        [
+            ACTIVATE_COUNTER,
+            _call("pay"),
+            _call("resolve_tool_confirmation", confirmed=True),
+            "Paid.",
+            _call("activate", target_id="errand"),
+            _call("complete_skill"),
+        ]
+    )
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("pay please", metadata={"channel": "web"})
+    await harness.send("yes")
+    await harness.send("run an errand")
+
+    script.assert_complete()
+    events = harness.events
+    written = {e.key for e in events if isinstance(e, MemorySet)}
+    assert {
+        "session_started_metadata",
+        "system.pending_tool_confirmation",
+        "system.resume_offer",
+    } <= written
+    for index, event in enumerate(events):
+        if isinstance(event, MemorySet):
+            copy = events[index + 1]
+            assert isinstance(copy, SlotSet), f"{event.key} has no slot_set after it"
+            assert (copy.name, copy.value) == (event.key, event.value)
+    copies = sum(isinstance(e, SlotSet) for e in events)
+    assert copies == sum(isinstance(e, MemorySet) for e in events), "one copy each, no more"
