@@ -40,33 +40,64 @@ RoutingSource = Literal["slash", "sticky", "router", "model", "none"]
 
 
 class NotJsonValue(KeelError, TypeError):
-    """A value put into an event is not JSON-compatible (e.g. a set, a datetime, NaN)."""
+    """A value put into an event is not JSON every store can hold (e.g. a set, a datetime,
+    NaN, a string with a lone surrogate, nesting deeper than `MAX_JSON_DEPTH`)."""
 
     code = "keel.events.not_json"
+
+
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of arrays and objects an event value may have: deeper values are refused
+with `NotJsonValue` (the freezing, the codec and the stores recurse once per level)."""
 
 
 class _NotJson(Exception):
     """Internal signal: a value is not JSON; the public functions then find where."""
 
 
-def _freeze(value: object) -> JsonValue:
+def utf8_encodable(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (False when it holds a lone surrogate, which
+    JSON parsers let through from `\\ud800` escapes but no store can write)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# `room` is how many more levels of arrays and objects the value may open.
+def _freeze(value: object, room: int) -> JsonValue:
     # Exact-type checks first: this runs for every value put into every event, and
     # isinstance against the collections ABCs costs several times more.
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str:
+        if value.isascii() or utf8_encodable(value):  # type: ignore[attr-defined,arg-type]
+            return value  # type: ignore[return-value]
+        raise _NotJson
+    if kind is int or kind is bool or value is None:
         return value  # type: ignore[return-value]
     if kind is float:
         if math.isfinite(value):  # type: ignore[arg-type]
             return value  # type: ignore[return-value]
         raise _NotJson
     if kind is dict or kind is MappingProxyType:
-        return _freeze_items(value)  # type: ignore[arg-type]
+        return _freeze_items(value, room)  # type: ignore[arg-type]
     if kind is list or kind is tuple:
-        return tuple([_freeze(item) for item in value])  # type: ignore[attr-defined]
-    return _freeze_subclass(value)
+        return _freeze_items_of(value, room)  # type: ignore[arg-type]
+    return _freeze_subclass(value, room)
 
 
-def _freeze_items(value: Mapping[object, object]) -> JsonMapping:
+def _freeze_items_of(value: Sequence[object], room: int) -> JsonValue:
+    if room <= 0:
+        raise _NotJson
+    return tuple([_freeze(item, room - 1) for item in value])
+
+
+def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
+    if room <= 0:
+        raise _NotJson
     if not value:
         return EMPTY
     frozen: dict[str, JsonValue] = {}
@@ -75,16 +106,18 @@ def _freeze_items(value: Mapping[object, object]) -> JsonMapping:
             if not isinstance(key, str):
                 raise _NotJson
             key = str.__str__(key)
-        frozen[key] = _freeze(item)
+        if not (key.isascii() or utf8_encodable(key)):
+            raise _NotJson
+        frozen[key] = _freeze(item, room - 1)
     return MappingProxyType(frozen)
 
 
-def _freeze_subclass(value: object) -> JsonValue:
+def _freeze_subclass(value: object, room: int) -> JsonValue:
     """Subclasses of the JSON types (str/int enums, OrderedDict...) become the base type."""
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, str):
-        return str.__str__(value)
+        return _freeze(str.__str__(value), room)
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -92,52 +125,67 @@ def _freeze_subclass(value: object) -> JsonValue:
             return float(value)
         raise _NotJson
     if isinstance(value, Mapping):
-        return _freeze_items(value)
+        return _freeze_items(value, room)
     if isinstance(value, list | tuple):
-        return tuple([_freeze(item) for item in value])
+        return _freeze_items_of(value, room)
     raise _NotJson
 
 
-def _locate(value: object, path: str) -> str:
+def _fails(value: object, room: int) -> bool:
+    try:
+        _freeze(value, room)
+    except _NotJson:
+        return True
+    return False
+
+
+def _locate(value: object, path: str, room: int, limit: int) -> str:
     """Describe the first non-JSON part of `value` (slow; only used to report an error)."""
+    if isinstance(value, Mapping | list | tuple) and room <= 0:
+        return f"{path}: nested deeper than {limit} levels"
     if isinstance(value, Mapping):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"{path}: key {key!r} is not a string"
-            try:
-                _freeze(item)
-            except _NotJson:
-                return _locate(item, f"{path}.{key}")
+            if not utf8_encodable(key):
+                return f"{path}: key {key!r} is not valid UTF-8 (a lone surrogate)"
+            if _fails(item, room - 1):
+                return _locate(item, f"{path}.{key}", room - 1, limit)
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
-            try:
-                _freeze(item)
-            except _NotJson:
-                return _locate(item, f"{path}[{index}]")
+            if _fails(item, room - 1):
+                return _locate(item, f"{path}[{index}]", room - 1, limit)
+    elif isinstance(value, str):
+        return f"{path}: a string is not valid UTF-8 (a lone surrogate)"
     elif isinstance(value, float):
         return f"{path}: {value!r} is not a finite number"
     return f"{path}: {type(value).__name__} is not a JSON value"
 
 
-def freeze_json(value: object, *, path: str = "$") -> JsonValue:
+def freeze_json(value: object, *, path: str = "$", max_depth: int = MAX_JSON_DEPTH) -> JsonValue:
     """Return a deep, read-only copy of a JSON-compatible value.
 
     Mappings become `MappingProxyType` over a fresh dict, lists and tuples become tuples,
     subclasses of str/int/float (e.g. enums) their base type. Raises `NotJsonValue`
-    (naming the offending part from `path`) for anything JSON cannot hold.
+    (naming the offending part from `path`) for anything JSON cannot hold or a store
+    cannot write: non-finite numbers, strings or keys that are not valid UTF-8, more than
+    `max_depth` levels of arrays and objects.
     """
     try:
-        return _freeze(value)
+        return _freeze(value, max_depth)
     except _NotJson:
-        raise NotJsonValue(_locate(value, path)) from None
+        raise NotJsonValue(_locate(value, path, max_depth, max_depth)) from None
 
 
-def freeze_mapping(value: Mapping[object, object], *, path: str = "$") -> JsonMapping:
-    """Return a deep, read-only copy of a JSON object (string keys only)."""
+def freeze_mapping(
+    value: Mapping[object, object], *, path: str = "$", max_depth: int = MAX_JSON_DEPTH
+) -> JsonMapping:
+    """Return a deep, read-only copy of a JSON object (string keys only; the object itself
+    is the first of its `max_depth` levels)."""
     try:
-        return _freeze_items(value)
+        return _freeze_items(value, max_depth)
     except _NotJson:
-        raise NotJsonValue(_locate(value, path)) from None
+        raise NotJsonValue(_locate(value, path, max_depth, max_depth)) from None
 
 
 def to_plain(value: object) -> object:

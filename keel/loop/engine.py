@@ -255,14 +255,18 @@ class Engine:
         explicit: bool,
     ) -> None:
         t = self._context(recorder, history)
-        await t.emit(TurnStarted(turn_id=t.turn_id), ConversationStateChanged(state="running"))
-        start: list[Event] = [SessionStarted()]
+        start: list[Event] = [
+            TurnStarted(turn_id=t.turn_id),
+            ConversationStateChanged(state="running"),
+            SessionStarted(),
+        ]
         if recorder.state.stack:
             start.append(StackChanged(frames=()))
         # A pause of the old session dies with it (spec §5.6): resolved as denied.
         start += stack.withdraw_pause(recorder.state, (), "session_ended")
         if metadata:
             start.append(MemorySet(key=SESSION_METADATA_KEY, value=freeze_json(dict(metadata))))
+        # One append: metadata the log cannot hold fails it whole, leaving no turn running.
         await t.emit(*start)
         await self._guarded(t, self._start(t, metadata or {}, explicit))
 

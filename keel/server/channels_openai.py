@@ -17,6 +17,7 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Header
 from fastapi.responses import JSONResponse, Response
 
+from keel.events.base import utf8_encodable
 from keel.events.model import BotMessage, ModelCalled
 from keel.server.deps import ChatKey, Runtime
 from keel.server.errors import ERROR_RESPONSES, ApiError, error_body
@@ -61,6 +62,10 @@ def _user_text(messages: list[ChatMessageIn]) -> str:
             text = (content or "").strip()
             if not text or len(text) > MAX_TEXT_CHARS:
                 break
+            if not utf8_encodable(text):
+                raise ApiError(
+                    422, "request.invalid", "the last user message is not valid UTF-8 text"
+                )
             return text
     raise ApiError(
         422, "request.invalid", f"the last user message must hold 1-{MAX_TEXT_CHARS} characters"

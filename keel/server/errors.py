@@ -107,8 +107,24 @@ async def _on_validation(_request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(body, status_code=422)
 
 
+def _unparsable_body(exc: StarletteHTTPException) -> str | None:
+    """Why FastAPI could not parse a JSON body (its 400 "error parsing the body"), if so."""
+    if exc.status_code != 400:
+        return None
+    if isinstance(exc.__cause__, RecursionError):
+        return "body: JSON nested too deeply to read"
+    if isinstance(exc.__cause__, ValueError):  # UnicodeDecodeError among them
+        return "body: not valid UTF-8 JSON"
+    return None
+
+
 async def _on_http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    unparsable = _unparsable_body(exc)
+    if unparsable is not None:
+        body = error_body(422, "request.invalid", unparsable)
+        body["error"]["details"] = [{"loc": ["body"], "message": unparsable.removeprefix("body: ")}]
+        return JSONResponse(body, status_code=422)
     codes = {404: "route.not_found", 405: "route.method_not_allowed", 413: "request.too_large"}
     code = codes.get(exc.status_code, "request.rejected")
     return error_response(exc.status_code, code, str(exc.detail), exc.headers)

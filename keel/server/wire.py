@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, with_config
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, with_config
+from pydantic_core import PydanticCustomError
 
 # pydantic needs typing_extensions.TypedDict on Python < 3.12 (it reads `__orig_bases__`).
 from typing_extensions import NotRequired, TypedDict  # noqa: UP035
 
+from keel.events.base import NotJsonValue, freeze_mapping
+
 MAX_TEXT_CHARS = 16_000
 """Longest user message accepted; longer texts are refused with 422."""
+
+METADATA_MAX_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted in channel metadata (deeper is 422);
+the metadata object itself is the first level."""
 
 CONVERSATION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 """Conversation ids clients may choose: 1 to 128 characters, no slash, no spaces."""
@@ -23,6 +30,20 @@ CONVERSATION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 ConversationId = Annotated[str, StringConstraints(pattern=CONVERSATION_ID_PATTERN)]
 UserText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS)]
 JsonObject = dict[str, object]
+
+
+def storable_metadata(value: JsonObject) -> JsonObject:
+    """Refuse metadata the log cannot hold: non-finite numbers, strings or keys that are
+    not valid UTF-8, more than `METADATA_MAX_DEPTH` levels (a 422 naming the part)."""
+    try:
+        freeze_mapping(value, max_depth=METADATA_MAX_DEPTH)  # type: ignore[arg-type]
+    except NotJsonValue as exc:
+        raise PydanticCustomError("json_not_storable", "{reason}", {"reason": str(exc)}) from None
+    return value
+
+
+Metadata = Annotated[JsonObject, AfterValidator(storable_metadata)]
+"""Channel metadata: a JSON object every store can write (checked by `storable_metadata`)."""
 
 StopReasonOut = Literal["end_turn", "paused", "budget_exhausted", "cancelled", "error"]
 StateOut = Literal["idle", "running", "paused", "ended", "failed"]
@@ -35,7 +56,7 @@ class MessageRequest(TypedDict):
     """`POST /v1/conversations/{id}/messages`: one user message."""
 
     text: UserText
-    metadata: NotRequired[JsonObject]
+    metadata: NotRequired[Metadata]
     """Channel metadata; used when the message starts a session (seeded memory fields)."""
 
 
@@ -52,7 +73,7 @@ class RestWebhookRequest(TypedDict):
 
     sender: ConversationId
     message: UserText
-    metadata: NotRequired[JsonObject]
+    metadata: NotRequired[Metadata]
 
 
 # --- answers --------------------------------------------------------------------------

@@ -133,12 +133,14 @@ async def serving(
     max_body_bytes: int = 64 * 1024,
     engine_type: type[Engine] = Engine,
     project: Path = EXAMPLE,
+    database_url: str | None = None,
 ) -> AsyncIterator[Served]:
-    """Serve the example agent (or `project`) with `model` until the block ends."""
+    """Serve the example agent (or `project`) with `model` until the block ends, on
+    `database_url` (default: a SQLite file in `tmp_path`)."""
     clock = FakeClock()
     settings = ServerSettings(
         project=project,
-        database_url=f"sqlite:///{tmp_path / 'keel.db'}",
+        database_url=database_url or f"sqlite:///{tmp_path / 'keel.db'}",
         keys=keyring(),
         rate_limit=rate_limit or RateLimit.parse("off"),
         max_body_bytes=max_body_bytes,

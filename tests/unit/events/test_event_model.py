@@ -8,7 +8,14 @@ from types import MappingProxyType
 import pytest
 
 from keel.events import model
-from keel.events.base import EventBase, JsonValue, NotJsonValue
+from keel.events.base import (
+    MAX_JSON_DEPTH,
+    EventBase,
+    JsonValue,
+    NotJsonValue,
+    freeze_json,
+    freeze_mapping,
+)
 from keel.events.fields import field_specs
 from keel.events.model import (
     EVENT_TYPES,
@@ -201,6 +208,31 @@ def test_rejection_names_the_offending_part() -> None:
         SkillActivated(skill_id="s", metadata={"x": float("nan")})
     with pytest.raises(NotJsonValue, match="key 1 is not a string"):
         SkillActivated(skill_id="s", metadata={1: "x"})  # type: ignore[dict-item]
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for index in range(depth):
+        value = {"a": value} if index % 2 else [value]
+    return value
+
+
+def test_nesting_deeper_than_the_limit_is_a_coded_error_not_a_recursion_error() -> None:
+    assert freeze_json(_nested(MAX_JSON_DEPTH)) is not None
+    for depth in (MAX_JSON_DEPTH + 1, 5_000):
+        with pytest.raises(NotJsonValue, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+            MemorySet(key="k", value=_nested(depth))  # type: ignore[arg-type]
+    with pytest.raises(NotJsonValue, match=r"\$\.x\.y: nested deeper than 2 levels"):
+        freeze_mapping({"x": {"y": []}}, max_depth=2)
+    assert freeze_mapping({"x": {"y": 1}}, max_depth=2) == {"x": {"y": 1}}
+
+
+def test_lone_surrogates_in_strings_and_keys_are_rejected() -> None:
+    assert MemorySet(key="k", value={"café": "naïve ✓"}).value == {"café": "naïve ✓"}
+    with pytest.raises(NotJsonValue, match=r"value\.a\[0\]: a string is not valid UTF-8"):
+        MemorySet(key="k", value={"a": ["x\ud800"]})
+    with pytest.raises(NotJsonValue, match=r"metadata: key '\\udfff' is not valid UTF-8"):
+        SkillActivated(skill_id="s", metadata={"\udfff": 1})
 
 
 def test_tool_call_refused_keeps_the_raw_argument_text() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from keel.events.model import MemorySet, SlotSet, ToolCallRefused, ToolExecuted
 from keel.llm.port import ModelRequest
+from keel.loop.recorder import with_slot_copies
 from keel.testing import ConversationHarness, ScriptedModel
 
 AGENT = Path(__file__).parent / "hardening_agent"
@@ -181,3 +182,20 @@ async def test_every_memory_set_has_its_slot_set_copy() -> None:
             assert (copy.name, copy.value) == (event.key, event.value)
     copies = sum(isinstance(e, SlotSet) for e in events)
     assert copies == sum(isinstance(e, MemorySet) for e in events), "one copy each, no more"
+
+
+def test_a_write_that_has_its_copy_gets_no_second_one() -> None:
+    written = MemorySet(key="counter.count", value=1)
+    copied = SlotSet(name="counter.count", value=1, filled_by="bump")
+    other = MemorySet(key="project.plan", value="gold")
+    assert with_slot_copies([written, copied, other]) == [
+        written,
+        copied,
+        other,
+        SlotSet(name="project.plan", value="gold", filled_by="engine"),
+    ]
+    # A copy of another value is not this write's copy.
+    stale = SlotSet(name="counter.count", value=2)
+    assert with_slot_copies([written, stale])[1] == SlotSet(
+        name="counter.count", value=1, filled_by="engine"
+    )
