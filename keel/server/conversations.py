@@ -160,7 +160,9 @@ async def _replay(stored: list[StoredEvent], start: int, run: TurnRun | None) ->
                 yield render(frame)
     if run is None:
         state: ConversationState = fold(s.event for s in stored)
-        yield render(encode_done(None, state=state.status, last_seq=max(last, state.last_seq)))
+        # The log's own last seq, even when the resume point lies past it.
+        logged = stored[-1].seq if stored else 0
+        yield render(encode_done(None, state=state.status, last_seq=logged))
         return
     async for feed_item in run.feed.follow(run.feed.position_after(last)):
         for frame in encode_item(feed_item):

@@ -88,6 +88,37 @@ async def test_last_event_id_resumes_from_the_log(serve: ServeFactory) -> None:
     assert parse_sse(by_query.text) == replayed
 
 
+async def test_a_resume_point_past_the_log_answers_done_with_the_real_last_seq(
+    serve: ServeFactory,
+) -> None:
+    async with serve([ACTIVATE_OUTAGE]) as s:
+        await s.client.post(f"{URL}/messages", json={"text": "down"}, headers=ALICE)
+        last = await s.store.last_seq("alice/c1")
+        answers = [
+            await s.client.get(f"{URL}/stream", headers={**SSE, "Last-Event-ID": resume})
+            for resume in (str(last + 5), "99999999999999999999999999")
+        ]
+        answers.append(await s.client.get(f"{URL}/stream?after={last + 1}", headers=SSE))
+    for r in answers:
+        assert r.status_code == 200, r.text
+        assert parse_sse(r.text) == [
+            (last, "done", {"stop_reason": None, "state": "idle", "last_seq": last})
+        ]
+
+
+async def test_a_blank_last_event_id_is_absent_and_a_non_number_is_422(
+    serve: ServeFactory,
+) -> None:
+    async with serve([ACTIVATE_OUTAGE]) as s:
+        await s.client.post(f"{URL}/messages", json={"text": "down"}, headers=ALICE)
+        blank = await s.client.get(f"{URL}/stream", headers={**SSE, "Last-Event-ID": " "})
+        whole = await s.client.get(f"{URL}/stream", headers=SSE)
+        words = await s.client.get(f"{URL}/stream", headers={**SSE, "Last-Event-ID": "4x"})
+    assert blank.text == whole.text and parse_sse(whole.text)[-1][1] == "done"
+    assert words.status_code == 422
+    assert words.json()["error"]["code"] == "request.invalid"
+
+
 async def test_conversation_view_masks_pii_memory(serve: ServeFactory) -> None:
     async with serve([ACTIVATE_OUTAGE, SET_POSTCODE]) as s:
         await s.client.post(f"{URL}/messages", json={"text": "down"}, headers=ALICE)
