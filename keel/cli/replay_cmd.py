@@ -1,9 +1,11 @@
 """`keel replay CONVERSATION_ID --agent PATH`: re-run a stored conversation and diff it.
 
-The stored log gives the requests (user messages, approvals) and, from each
-`model_called` event, the model's reply; the conversation runs again through the agent
-with those replies (a `ReplayModel`), in memory, and the two event logs are compared
-with timestamps left out and engine ids numbered by first use.
+The stored log gives the requests (user messages with their session metadata, approvals,
+and when each came) and, from each `model_called` event, the model's reply and usage; the
+conversation runs again through the agent with those replies (a `ReplayModel`; no model
+for a log without model calls), in memory, and the two event logs are compared with
+engine ids numbered by first use. Measurements (`keel.replay.measurements`) are reported
+apart: exit 0 when the behaviour is the same.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import typer
 
 async def _replay(conversation_id: str, agent: Path, url: str) -> int:
     from keel.errors import DefinitionError
+    from keel.replay.measurements import summary
     from keel.replay.run import replay
     from keel.stores.factory import open_store
     from keel.testing.harness import load_definition
@@ -39,7 +42,10 @@ async def _replay(conversation_id: str, agent: Path, url: str) -> int:
     report = await replay(definition, events)
     for line in report.diff:
         typer.echo(line)
-    verdict = "same events" if report.same else "events differ"
+    measured = summary(report.measurements)
+    if measured is not None:
+        typer.echo(measured)
+    verdict = "same behaviour" if report.same else "behaviour differs"
     typer.echo(
         f"{conversation_id}: {len(events)} stored, {len(report.replayed)} replayed: {verdict}"
     )
@@ -54,7 +60,7 @@ def replay_command(
         typer.Option("--database-url", help="Store URL (default: KEEL_DATABASE_URL or .keel/)."),
     ] = None,
 ) -> None:
-    """Replay a stored conversation through the agent and print a diff of the events."""
+    """Replay a stored conversation through the agent and print a diff of its behaviour."""
     from keel.cli.run_cmd import default_database_url
 
     url = database_url or os.environ.get("KEEL_DATABASE_URL") or default_database_url(Path.cwd())

@@ -6,15 +6,18 @@ import dataclasses
 import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from keel.events.base import to_plain
 from keel.events.model import Event, PausePointCreated
 from keel.ids import FakeClock, SequentialIds
-from keel.llm.port import ModelRequest, ModelResponse
+from keel.llm.none import NoModel
+from keel.llm.port import Model, ModelRequest, ModelResponse
 from keel.llm.replay import ReplayModel
 from keel.loop.engine import Engine
 from keel.project.definition import AgentDefinition
-from keel.replay.log import Approve, Say, comparable, read_recording
+from keel.replay.log import Approve, RecordedCall, Say, compared, read_recording
+from keel.replay.measurements import MeasuredDifference, differences
 from keel.stores.memory import InMemoryEventStore
 
 
@@ -25,11 +28,14 @@ class ReplayReport:
     original: tuple[Event, ...]
     replayed: tuple[Event, ...]
     diff: tuple[str, ...]
-    """Unified diff of the comparable forms; empty when the runs agree."""
+    """Unified diff of the behaviour (measurements left out); empty when the runs agree."""
+    measurements: tuple[MeasuredDifference, ...] = ()
+    """Measurements that differ between events that behaved the same: reported, not a
+    difference of behaviour."""
 
     @property
     def same(self) -> bool:
-        """The replay produced the same events."""
+        """The replay behaved the same (measurements may differ)."""
         return not self.diff
 
 
@@ -39,38 +45,62 @@ def _plain(reply: object) -> dict[str, object]:
 
 
 class _AsRecorded:
-    """The replayed replies, each reported under the model id that first gave it."""
+    """The replayed replies, each reported under the model id that first gave it and with
+    the usage that was reported for it, so cost and tokens come out as stored."""
 
-    def __init__(self, inner: ReplayModel, models: Sequence[str]) -> None:
+    def __init__(self, inner: ReplayModel, calls: Sequence[RecordedCall]) -> None:
         self._inner = inner
-        self._models = list(models)
+        self._calls = list(calls)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self._inner.complete(request)
-        model = self._models.pop(0) if self._models else response.model
-        return dataclasses.replace(response, model=model)
+        if not self._calls:
+            return response
+        call = self._calls.pop(0)
+        return dataclasses.replace(response, model=call.model, usage=call.usage)
+
+
+class _StoredTime:
+    """The replay's clock: each request runs at the time the stored one began, and time
+    stands still during it (so sessions expire as they did; timings measure zero)."""
+
+    def __init__(self) -> None:
+        self._now = FakeClock().now()
+
+    def now(self) -> datetime:
+        return self._now
+
+    def move_to(self, timestamp: float) -> None:
+        """Go forward to `timestamp` (epoch seconds); never back."""
+        self._now = max(self._now, datetime.fromtimestamp(timestamp, UTC))
 
 
 async def replay(
     definition: AgentDefinition, events: Sequence[Event], *, conversation_id: str = "replay"
 ) -> ReplayReport:
-    """Run the stored conversation's requests again with its recorded model replies."""
+    """Run the stored conversation's requests again with its recorded model replies (or
+    with no model, for a log without model calls)."""
     recording = read_recording(events)
-    model = ReplayModel.from_messages(
-        [{**_plain(reply), "role": "assistant"} for reply in recording.replies],
-        source="event log",
-    )
+    model: Model = NoModel()
+    if recording.with_model:
+        replies = ReplayModel.from_messages(
+            [{**_plain(call.reply), "role": "assistant"} for call in recording.calls],
+            source="event log",
+        )
+        model = _AsRecorded(replies, recording.calls)
     store = InMemoryEventStore()
+    clock = _StoredTime()
     engine = Engine(
         definition=definition,
         store=store,
-        model=_AsRecorded(model, recording.models),
-        clock=FakeClock(),
+        model=model,
+        clock=clock,
         ids=SequentialIds("replay-"),
     )
     for step in recording.steps:
+        clock.move_to(step.at)
         if isinstance(step, Say):
-            await engine.handle(conversation_id, step.text)
+            await engine.handle(conversation_id, step.text, metadata=step.metadata)
         elif isinstance(step, Approve):
             pauses = [
                 e.pause_id
@@ -79,7 +109,13 @@ async def replay(
             ]
             await engine.resolve_pause(conversation_id, pauses[step.index], step.approved)
     replayed = tuple(s.event for s in await store.read(conversation_id))
+    stored, again = compared(events), compared(replayed)
     diff = difflib.unified_diff(
-        comparable(events), comparable(replayed), "stored", "replayed", lineterm=""
+        [c.line for c in stored], [c.line for c in again], "stored", "replayed", lineterm=""
     )
-    return ReplayReport(original=tuple(events), replayed=replayed, diff=tuple(diff))
+    return ReplayReport(
+        original=tuple(events),
+        replayed=replayed,
+        diff=tuple(diff),
+        measurements=differences(stored, again),
+    )
