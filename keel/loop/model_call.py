@@ -16,7 +16,13 @@ from keel.loop import lifecycle, stack
 from keel.loop.control import said_by_user
 from keel.loop.history import Fitted, estimate_tokens, fit_history
 from keel.loop.machine import frame_block
-from keel.loop.offer import CallMode, Offer, eligible_skills, offered_tools
+from keel.loop.offer import (
+    CallMode,
+    Offer,
+    eligible_skills,
+    offered_tools,
+    unavailable_skills,
+)
 from keel.loop.prompt import (
     ActiveSkill,
     KnowledgeAnswer,
@@ -115,6 +121,7 @@ def build_request(
         now=t.clock.now(),
         situation=_situation(t, knowledge),
         skills=tuple(s.document for s in t.definition.skills.values()),
+        unavailable_skills=unavailable_skills(t.definition, t.state),
         offered_tools=frozenset(o.name for o in offers),
         first_iteration=t.model_calls == 0,
         schema=t.definition.memory,

@@ -133,6 +133,17 @@ def eligible_skills(definition: AgentDefinition, state: ConversationState) -> tu
     )
 
 
+def unavailable_skills(definition: AgentDefinition, state: ConversationState) -> frozenset[str]:
+    """Skills whose `requires` is not true now (the active one aside): the prompt does not
+    name them, since `activate` would refuse them."""
+    active = state.active_skill_id
+    return frozenset(
+        skill.skill_id
+        for skill in definition.skills.values()
+        if skill.skill_id != active and skill_requires(definition, state, skill) is not Outcome.TRUE
+    )
+
+
 def block_targets(state: ConversationState, skill: Skill | None) -> tuple[str, ...]:
     """Blocks of the active skill its prose points to with `@block`, while no block runs."""
     if skill is None or top_block(state) is not None:

@@ -12,7 +12,8 @@ section that does not apply is left out, never rendered empty):
 5. framework-tool instructions          or `Routing`
                                      10. the canned-response reminder, after a canned reply
 
-Framework tools are named only when they are in `PromptInputs.offered_tools`. Pure: the
+Framework tools are named only when they are in `PromptInputs.offered_tools`; skills in
+`PromptInputs.unavailable_skills` (`requires` not true) are named nowhere. Pure: the
 caller decides eligibility, offered tools and the time; nothing here reads a clock.
 """
 
@@ -105,6 +106,8 @@ class PromptInputs:
     channel: Channel = "text"
     skills: tuple[SkillDocument, ...] = ()
     """Every skill of the agent; the glossary lists the routable ones, in this order."""
+    unavailable_skills: frozenset[str] = frozenset()
+    """Skills whose `requires` is not true now: named nowhere (glossary, `@skill` tokens)."""
     offered_tools: frozenset[str] = frozenset()
     """Names of the tools offered on this call (framework tools among them)."""
     first_iteration: bool = True
@@ -122,7 +125,7 @@ def build_system_prompt(inputs: PromptInputs) -> str:
     offered = inputs.offered_tools
     sections = (
         persona_section(inputs.config),
-        glossary_section(inputs.skills),
+        glossary_section(inputs.skills, inputs.unavailable_skills),
         channel_section(prompts, inputs.channel),
         ack_section(prompts, inputs.channel, inputs.first_iteration),
         lifecycle_section(offered),
@@ -150,7 +153,7 @@ def _active_skill(active: ActiveSkill, inputs: PromptInputs) -> str:
     read = reader_for(inputs.memory, inputs.schema, document.skill_id)
     head = f"## Active skill: {document.name.strip()} (`{document.skill_id}`)"
     parts = [
-        "\n\n".join((head, *render_paragraphs(document, read, inputs.schema, inputs.memory))),
+        "\n\n".join((head, *_paragraphs(document, read, inputs))),
         _step(active, read, inputs),
         _skill_memory(document, inputs),
         _already_collected(active, inputs),
@@ -160,11 +163,25 @@ def _active_skill(active: ActiveSkill, inputs: PromptInputs) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def _paragraphs(
+    document: SkillDocument, read: MemoryReader, inputs: PromptInputs
+) -> tuple[str, ...]:
+    return render_paragraphs(
+        document, read, inputs.schema, inputs.memory, unavailable=inputs.unavailable_skills
+    )
+
+
 def _step(active: ActiveSkill, read: MemoryReader, inputs: PromptInputs) -> str | None:
     step = active.step
     if isinstance(step, InstructionsStep):
         where = f" of {BLOCK_REFERENCE.format(id=active.block_id)}" if active.block_id else ""
-        text = render_instructions(step.instructions, read, inputs.schema, inputs.memory)
+        text = render_instructions(
+            step.instructions,
+            read,
+            inputs.schema,
+            inputs.memory,
+            unavailable=inputs.unavailable_skills,
+        )
         return f"### Current step `{step.id}`{where}\n{text.strip()}"
     if isinstance(step, CollectStep):
         return _collecting(step, active.document.skill_id, inputs)

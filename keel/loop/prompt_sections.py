@@ -80,9 +80,16 @@ def persona_section(config: AgentConfig) -> str:
     return text
 
 
-def glossary_section(skills: Iterable[SkillDocument]) -> str | None:
-    """(2) Id and name of every routable skill (independent of `requires`, so it is stable)."""
-    lines = [f"- {s.skill_id}: {_one_line(s.name)}" for s in skills if s.routable]
+def glossary_section(
+    skills: Iterable[SkillDocument], unavailable: frozenset[str] = frozenset()
+) -> str | None:
+    """(2) Id and name of every routable skill but the `unavailable` ones (whose `requires`
+    is not true: a skill that cannot start is never named)."""
+    lines = [
+        f"- {s.skill_id}: {_one_line(s.name)}"
+        for s in skills
+        if s.routable and s.skill_id not in unavailable
+    ]
     if not lines:
         return None
     return "## Skills\nSkills of this assistant (id: name):\n" + "\n".join(lines)

@@ -8,7 +8,8 @@ Tokens are rendered like this:
 |                       | unset, undeclared or unreadable: the token stays as written     |
 | `@tool.<name>`        | `name` (tools are already in the schema)                        |
 | `@block.<id>`         | the ordered block `<id>`                                        |
-| `@skill.<id>`         | the skill `<id>`                                                |
+| `@skill.<id>`         | the skill `<id>`; a skill whose `requires` is not true now:     |
+|                       | `a skill that is not available now` (its id is not shown)       |
 
 The lifecycle section of the system prompt explains the last two forms (`BLOCK_REFERENCE`,
 `SKILL_REFERENCE`), so the wording lives here in one place. Malformed tokens, which the
@@ -30,6 +31,8 @@ BLOCK_REFERENCE: Final = "the ordered block `{id}`"
 """How `@block.<id>` reads in the prompt."""
 SKILL_REFERENCE: Final = "the skill `{id}`"
 """How `@skill.<id>` reads in the prompt."""
+UNAVAILABLE_SKILL: Final = "a skill that is not available now"
+"""How `@skill.<id>` reads while that skill's `requires` is not true (it is not named)."""
 
 # The grammar of keel.skills._tokens: same lookarounds, same segment characters.
 _TOKEN: Final = re.compile(
@@ -44,6 +47,8 @@ def render_paragraphs(
     read: MemoryReader,
     schema: MemorySchema,
     memory: Mapping[str, object],
+    *,
+    unavailable: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The prose paragraphs of `document` whose `if:` condition holds, tokens rendered.
 
@@ -51,13 +56,14 @@ def render_paragraphs(
     `@memory` tokens may be substituted (it raises for entries that may not be read); the
     value shown comes from `memory` (qualified key -> value). Pass
     `keel.memory.reader_for(memory, schema, document.skill_id)` for the skill's own view.
+    `@skill` tokens naming an `unavailable` skill are not rendered with its id.
     """
     shown: list[str] = []
     for paragraph in document.paragraphs:
         if paragraph.condition is not None:
             if evaluate(paragraph.condition, read) is not Outcome.TRUE:
                 continue
-        shown.append(substitute(paragraph.text, read, schema, memory))
+        shown.append(substitute(paragraph.text, read, schema, memory, unavailable=unavailable))
     return tuple(shown)
 
 
@@ -66,13 +72,15 @@ def render_instructions(
     read: MemoryReader,
     schema: MemorySchema,
     memory: Mapping[str, object],
+    *,
+    unavailable: frozenset[str] = frozenset(),
 ) -> str:
     """An ordered-block step's `instructions:` text with tokens rendered.
 
     `if:` lines inside step instructions are shown as written (spec §2.4 leaves their
     meaning open; Keel treats them as prose).
     """
-    return substitute(text, read, schema, memory)
+    return substitute(text, read, schema, memory, unavailable=unavailable)
 
 
 def substitute(
@@ -80,6 +88,8 @@ def substitute(
     read: MemoryReader,
     schema: MemorySchema,
     memory: Mapping[str, object],
+    *,
+    unavailable: frozenset[str] = frozenset(),
 ) -> str:
     """`text` with every well-formed token rendered (see the module table)."""
     if "@" not in text:
@@ -92,7 +102,7 @@ def substitute(
             # A trailing dot ends the sentence; it is not part of the token.
             segments.pop()
             tail = "."
-        rendered = _render(match.group("kind"), segments, read, schema, memory)
+        rendered = _render(match.group("kind"), segments, read, schema, memory, unavailable)
         return match.group(0) if rendered is None else rendered + tail
 
     return _TOKEN.sub(replace, text)
@@ -104,6 +114,7 @@ def _render(
     read: MemoryReader,
     schema: MemorySchema,
     memory: Mapping[str, object],
+    unavailable: frozenset[str],
 ) -> str | None:
     """The text for one token; None keeps the token as written."""
     if kind == "memory":
@@ -116,6 +127,8 @@ def _render(
     target = segments[0]
     if kind == "tool":
         return target
+    if kind == "skill" and target in unavailable:
+        return UNAVAILABLE_SKILL
     template = BLOCK_REFERENCE if kind == "block" else SKILL_REFERENCE
     return template.format(id=target)
 

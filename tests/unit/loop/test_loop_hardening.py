@@ -199,3 +199,80 @@ def test_a_write_that_has_its_copy_gets_no_second_one() -> None:
     assert with_slot_copies([written, stale])[1] == SlotSet(
         name="counter.count", value=1, filled_by="engine"
     )
+
+
+# Skills whose requires is not true ---------------------------------------------------------
+
+ROUTING_PROMPT = "\n".join(
+    [
+        "You are Tess, a terse test assistant.",
+        "",
+        "## Skills",
+        "Skills of this assistant (id: name):",
+        "- counter: Counter",
+        "- errand: Errand",
+        "",
+        "## Channel",
+        "This is a text chat. Keep replies short and plain; use a list only when it makes "
+        "things clearer.",
+        "",
+        "## Framework tools",
+        "- activate: start the skill whose id you pass as target_id, when the user's request "
+        "matches it. Instructions may name the skill `<id>` or the ordered block `<id>`; to "
+        "enter one, call activate with that id.",
+        "- listen: call it alone, with no text, to wait silently for the user (for example when "
+        "they have not finished).",
+        "- cannot_help: the engine answers with a fixed line that this cannot be handled here.",
+        "",
+        "## Out of scope",
+        "If the user wants something this assistant does not handle, call cannot_help instead "
+        "of improvising an answer or promising help.",
+        "",
+        "## Now",
+        "It is Thursday 2026-01-01 00:00 UTC.",
+        "",
+        "## Routing",
+        "No skill is active. If the user's request matches a skill below, call activate with "
+        "its id; otherwise reply briefly yourself.",
+        '- counter: Counts and pays. Activate for "count", "pay".',
+        '- errand: Runs a quick errand. Activate for "errand".',
+    ]
+)
+
+
+def _said_to_model(request: ModelRequest) -> str:
+    """Everything the model reads of a request: messages and tool schemas."""
+    tools = [(tool.name, tool.description, dict(tool.parameters)) for tool in request.tools]
+    return str(request.messages) + str(tools)
+
+
+async def test_a_skill_whose_requires_is_false_is_named_nowhere() -> None:
+    script = ScriptedModel(["Hello.", ACTIVATE_COUNTER, "Counting."])
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("hello")
+    await harness.send("count")
+
+    script.assert_complete()
+    routing, _, acting = script.requests
+    assert routing.messages[0]["content"] == ROUTING_PROMPT
+    for request in script.requests:
+        assert "lounge" not in _said_to_model(request).lower()
+    # The counter's prose points at the lounge with `@skill.lounge`; it is not named.
+    assert "Gold customers may also use a skill that is not available now." in str(
+        acting.messages[0]["content"]
+    )
+
+
+async def test_a_skill_is_named_once_its_requires_holds() -> None:
+    script = ScriptedModel([ACTIVATE_COUNTER, LISTEN, "Gold it is."])
+    harness = ConversationHarness(AGENT, script)
+
+    await harness.send("count")
+    await harness.send("set:session.project.plan=gold", metadata={"button_title": "Gold plan"})
+
+    script.assert_complete()
+    prompt = str(script.requests[2].messages[0]["content"])
+    assert "- lounge: Gold lounge" in prompt
+    assert "Gold customers may also use the skill `lounge`." in prompt
+    assert "Targets: errand, lounge" in _said_to_model(script.requests[2])

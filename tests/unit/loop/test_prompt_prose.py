@@ -170,3 +170,13 @@ def test_step_instructions_get_the_same_substitution_and_keep_if_lines() -> None
     assert render_instructions(text, _reader(memory), SCHEMA, memory) == (
         "Read back P1.\nif: session.project.phone\nCall [set]"
     )
+
+
+def test_a_skill_that_is_not_available_is_not_named() -> None:
+    text = "Hand over to @skill.billing or @skill.lounge."
+    rendered = substitute(text, _reader({}), SCHEMA, {}, unavailable=frozenset({"lounge"}))
+    assert rendered == "Hand over to the skill `billing` or a skill that is not available now."
+    instructions = render_instructions(
+        "Offer @skill.lounge.", _reader({}), SCHEMA, {}, unavailable=frozenset({"lounge"})
+    )
+    assert instructions == "Offer a skill that is not available now."
