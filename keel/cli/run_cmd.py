@@ -58,16 +58,20 @@ def _salt(env: dict[str, str]) -> tuple[bytes, bool]:
 
 def load_keys(env: dict[str, str], keys_file: Path | None) -> tuple[KeyRing, str | None]:
     """(KeyRing, generated local secret or None) from the environment and the keys file."""
-    from keel.server.auth import KeyConfigError, KeyRing, parse_keys
+    from keel.server.auth import KeyConfigError, KeyRing, check_unique, parse_keys
 
     salt, configured = _salt(env)
-    texts = [env.get("KEEL_API_KEYS", "")]
     path = keys_file or (Path(env["KEEL_API_KEYS_FILE"]) if env.get("KEEL_API_KEYS_FILE") else None)
     try:
+        keys = parse_keys(
+            env.get("KEEL_API_KEYS", ""), salt, salt_configured=configured, source="KEEL_API_KEYS"
+        )
         if path is not None:
-            texts.append(path.read_text(encoding="utf-8"))
-        keys = parse_keys("\n".join(texts), salt, salt_configured=configured)
+            text = path.read_text(encoding="utf-8")
+            keys += parse_keys(text, salt, salt_configured=configured, source=f"keys file {path}")
+        check_unique(keys)
     except (OSError, KeyConfigError) as exc:
+        # The messages show no key text (keel.server.auth.parse_key).
         raise typer.BadParameter(str(exc)) from None
     if keys:
         return KeyRing(salt=salt, keys=keys), None

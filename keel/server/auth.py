@@ -84,20 +84,26 @@ class KeyRing:
         return bool(self.keys)
 
 
-def parse_key(spec: str, salt: bytes, *, salt_configured: bool) -> ApiKey:
-    """Parse one `name:scopes:secret` entry; raises `KeyConfigError`."""
+SHAPE = "name:scope1,scope2:key"
+"""What one key entry looks like."""
+
+
+def parse_key(spec: str, salt: bytes, *, salt_configured: bool, where: str = "entry") -> ApiKey:
+    """Parse one `name:scopes:secret` entry; raises `KeyConfigError`.
+
+    An entry may hold a secret anywhere (a missing name or colon moves it), so errors name
+    the entry by `where` (e.g. `KEEL_API_KEYS entry 2`) and show none of its text but a
+    valid key name.
+    """
     parts = spec.strip().split(":", 2)
     if len(parts) != 3 or not parts[2]:
-        raise KeyConfigError(f"API key entry must be name:scope1,scope2:key, got {_hide(spec)!r}")
+        raise KeyConfigError(f"{where} is not {SHAPE} (the entry is not shown: it may be a key)")
     name, scope_text, secret = parts
     if not _NAME.match(name):
-        raise KeyConfigError(f"API key name {name!r} must be 1-64 of A-Z a-z 0-9 _ . -")
+        raise KeyConfigError(f"{where}: the key name must be 1-64 of A-Z a-z 0-9 _ . -")
     scopes = frozenset(s.strip() for s in scope_text.split(",") if s.strip())
-    unknown = scopes - SCOPES
-    if not scopes or unknown:
-        raise KeyConfigError(
-            f"API key {name!r}: scopes must be among chat, admin; got {scope_text!r}"
-        )
+    if not scopes or scopes - SCOPES:
+        raise KeyConfigError(f"{where} (key {name!r}): scopes must be among chat, admin")
     match = _DIGEST.match(secret)
     if match is not None:
         if not salt_configured:
@@ -108,25 +114,25 @@ def parse_key(spec: str, salt: bytes, *, salt_configured: bool) -> ApiKey:
     return ApiKey(name=name, scopes=scopes, digest=digest(salt, secret))
 
 
-def parse_keys(text: str, salt: bytes, *, salt_configured: bool = False) -> tuple[ApiKey, ...]:
-    """Parse entries separated by newlines or `;`; blank entries and `#` comments skipped."""
+def parse_keys(
+    text: str, salt: bytes, *, salt_configured: bool = False, source: str = "API keys"
+) -> tuple[ApiKey, ...]:
+    """Parse entries separated by newlines or `;`; blank entries and `#` comments skipped.
+    Errors name the entry as `{source} entry N` (N counts the entries, from 1)."""
     keys: list[ApiKey] = []
     for line in text.splitlines():
         for entry in line.split("#", 1)[0].split(";"):
             if entry.strip():
-                keys.append(parse_key(entry, salt, salt_configured=salt_configured))
-    _check_unique(keys)
+                where = f"{source} entry {len(keys) + 1}"
+                keys.append(parse_key(entry, salt, salt_configured=salt_configured, where=where))
+    check_unique(keys)
     return tuple(keys)
 
 
-def _check_unique(keys: Iterable[ApiKey]) -> None:
+def check_unique(keys: Iterable[ApiKey]) -> None:
+    """Refuse two keys with one name (`KeyConfigError`)."""
     seen: set[str] = set()
     for key in keys:
         if key.name in seen:
             raise KeyConfigError(f"API key name {key.name!r} is configured twice")
         seen.add(key.name)
-
-
-def _hide(spec: str) -> str:
-    # Never echo a secret into an error message: show the name part only.
-    return spec.split(":", 1)[0] + ":..."

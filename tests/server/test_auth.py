@@ -54,6 +54,26 @@ def test_bad_key_entries_are_refused_without_echoing_secrets(spec: str, message:
     assert ":k" not in str(caught.value).replace("name:scope1,scope2:key", "")
 
 
+SECRET = "TOPSECRET888"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (SECRET, "KEEL_API_KEYS entry 1 is not name:scope1,scope2:key"),
+        (f"web:chat:ok; {SECRET}", "KEEL_API_KEYS entry 2 is not name:scope1,scope2:key"),
+        (f"chat:{SECRET}", "entry 1 is not name:scope1,scope2:key"),
+        (f"web:{SECRET}:chat", "entry 1 [(]key 'web'[)]: scopes must be among chat, admin"),
+        (f"{SECRET}/x=:chat:k", "entry 1: the key name must be 1-64 of"),
+        (f"web:chat:sha256:{'0' * 64}\n{SECRET}", "entry 2 is not"),
+    ],
+)
+def test_key_errors_name_the_entry_and_never_show_it(text: str, message: str) -> None:
+    with pytest.raises(KeyConfigError, match=message) as caught:
+        parse_keys(text, b"s", salt_configured=True, source="KEEL_API_KEYS")
+    assert SECRET not in str(caught.value)
+
+
 async def test_requests_without_a_valid_key_get_401(serve: ServeFactory) -> None:
     async with serve() as s:
         missing = await s.client.get("/v1/models")

@@ -57,6 +57,24 @@ def test_keys_from_env_and_file(tmp_path: Path) -> None:
         _settings({"KEEL_API_KEYS": "web:nope:k"})
 
 
+def test_a_malformed_key_is_never_echoed_by_keel_run(tmp_path: Path) -> None:
+    app = typer.Typer()
+    register(app)
+    keys = tmp_path / "keys"
+    keys.write_text("ops:admin:fine\nFILESECRET999\n", encoding="utf-8")
+    runner = CliRunner()
+    wide = {"COLUMNS": "1000"}  # one line per message in the error box
+    from_env = runner.invoke(
+        app, [str(EXAMPLE), "--model", "none"], env={**wide, "KEEL_API_KEYS": "TOPSECRET888"}
+    )
+    from_file = runner.invoke(app, [str(EXAMPLE), "--model", "none", "--keys", str(keys)], env=wide)
+    assert from_env.exit_code == 2 and from_file.exit_code == 2
+    assert "TOPSECRET888" not in from_env.output
+    assert "KEEL_API_KEYS entry 1 is not name:scope1,scope2:key" in from_env.output
+    assert "FILESECRET999" not in from_file.output
+    assert "entry 2 is not name:scope1,scope2:key" in from_file.output
+
+
 def test_store_url_rate_limit_and_body_size() -> None:
     default, _ = _settings({})
     assert default.database_url == default_database_url(Path("/srv/app"))
