@@ -28,7 +28,7 @@ from keel.llm.anthropic_errors import (
 from keel.llm.anthropic_request import AnthropicRequest, to_anthropic
 from keel.llm.anthropic_response import from_message
 from keel.llm.anthropic_stream import StreamAssembler
-from keel.llm.errors import ProviderUnavailable
+from keel.llm.errors import ModelError, ProviderUnavailable, without_secret
 from keel.llm.port import ModelRequest, ModelResponse, StreamDone, StreamEvent
 
 
@@ -72,6 +72,26 @@ class AnthropicModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """One Messages API round trip; raises `keel.llm.ModelError` on any failure."""
+        try:
+            return await self._complete(request)
+        except ModelError as error:
+            without_secret(error, self._api_key())
+            raise
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Yield text and tool-call deltas as they arrive, then `StreamDone`."""
+        try:
+            async for event in self._stream(request):
+                yield event
+        except ModelError as error:
+            without_secret(error, self._api_key())
+            raise
+
+    def _api_key(self) -> str | None:
+        """The key sent (the SDK may have found it in the environment)."""
+        return self._client.api_key if self._client is not None else self._settings.api_key
+
+    async def _complete(self, request: ModelRequest) -> ModelResponse:
         params = to_anthropic(request)
         try:
             message = await self._create(params, stream=False)
@@ -83,8 +103,7 @@ class AnthropicModel:
             raise ProviderUnavailable(f"{PROVIDER}: unexpected reply", provider=PROVIDER)
         return from_message(message)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Yield text and tool-call deltas as they arrive, then `StreamDone`."""
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         params = to_anthropic(request)
         assembler = StreamAssembler()
         try:

@@ -15,6 +15,9 @@ adapters sees a provider SDK exception.
 
 from __future__ import annotations
 
+import contextlib
+from typing import TypeVar
+
 from keel.errors import RunError
 
 
@@ -74,3 +77,39 @@ class ModelTimeout(ModelError):
 
     code = "keel.model.timeout"
     retryable = True
+
+
+REDACTED = "[redacted]"
+"""What replaces an API key found in an error message."""
+
+MIN_SECRET_CHARS = 8
+"""Shorter "keys" (placeholders for local servers) are not scrubbed: replacing them would
+garble messages and protect nothing."""
+
+_Error = TypeVar("_Error", bound=BaseException)
+
+
+def without_secret(error: _Error, secret: str | None) -> _Error:
+    """`error` with `secret` replaced by `[redacted]` in its message and in those of the
+    exceptions it chains (a provider may echo the key it was sent; the message reaches the
+    event log and the traceback reaches the server log). Changed in place; returned."""
+    if not secret or len(secret) < MIN_SECRET_CHARS:
+        return error
+    seen: set[int] = set()
+    current: BaseException | None = error
+    pending: list[BaseException] = []
+    while current is not None:
+        if id(current) not in seen:
+            seen.add(id(current))
+            current.args = tuple(_scrub(arg, secret) for arg in current.args)
+            message = getattr(current, "message", None)
+            if isinstance(message, str) and secret in message:
+                with contextlib.suppress(AttributeError):
+                    current.message = message.replace(secret, REDACTED)  # type: ignore[attr-defined]
+            pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+        current = pending.pop() if pending else None
+    return error
+
+
+def _scrub(arg: object, secret: str) -> object:
+    return arg.replace(secret, REDACTED) if isinstance(arg, str) else arg

@@ -36,6 +36,7 @@ from openai import AsyncStream
 from openai.types.chat import ChatCompletionChunk
 from openai.types.shared import ReasoningEffort
 
+from keel.llm.errors import ModelError, without_secret
 from keel.llm.openai_errors import malformed_response, map_openai_error
 from keel.llm.openai_stream import StreamAssembler
 from keel.llm.openai_wire import messages_param, plain_json, response_of, tools_param
@@ -88,11 +89,23 @@ class OpenAIChatModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """One Chat Completions round trip; raises a `keel.llm.ModelError` on failure."""
-        completion = await self._create(request, stream=False)
-        return response_of(completion, model=self.model)
+        try:
+            completion = await self._create(request, stream=False)
+            return response_of(completion, model=self.model)
+        except ModelError as error:
+            without_secret(error, self._client.api_key)
+            raise
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Yield text and tool-call deltas as the chunks arrive, then `StreamDone`."""
+        try:
+            async for event in self._stream(request):
+                yield event
+        except ModelError as error:
+            without_secret(error, self._client.api_key)
+            raise
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         assembler = StreamAssembler(model=self.model)
         chunks = await self._create(request, stream=True)
         if not isinstance(chunks, AsyncStream):
