@@ -266,7 +266,8 @@ def _key_env(r: Reporter, item: dict[Any, Any], where: str) -> str | None:
         return None
     if isinstance(key_env, str) and ENV_NAME.fullmatch(key_env):
         return key_env
-    message = f"`{where}.api_key_env` must name an environment variable, got {key_env!r}"
+    # The value is not shown: a key pasted here instead of a variable name is common.
+    message = f"`{where}.api_key_env` must name an environment variable (A-Z, 0-9, _)"
     r.error("config.model_groups.bad_model", key_line(item, "api_key_env"), message)
     return None
 

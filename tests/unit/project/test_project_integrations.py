@@ -244,6 +244,14 @@ def test_bad_model_values() -> None:
     ]
 
 
+def test_a_key_written_as_api_key_env_is_never_echoed() -> None:
+    base = "llm: {model_group: g}\nmodel_groups:\n  - id: g\n    models:\n      - provider: x\n"
+    _, diagnostics = parse(base + "        model: y\n        api_key_env: sk-live-TOPSECRET888\n")
+    found = only(diagnostics, "config.model_groups.bad_model")
+    assert "api_key_env" in found.message
+    assert "TOPSECRET888" not in found.render()
+
+
 def test_literal_api_key_is_a_warning() -> None:
     config, diagnostics = parse(GROUPS.replace("${SMALL_KEY}", "sk-literal"))
     assert config is not None
