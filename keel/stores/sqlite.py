@@ -17,7 +17,10 @@ above 1) is not supported; use PostgreSQL for that.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,50 @@ from keel.stores.sql import WRITE_OPTION, SqlEventStore
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another writer's lock before failing."""
+
+PRIVATE_FOLDER_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+"""The log holds personal data in clear: only the owner may read it (see `make_private`)."""
+
+STATE_FOLDER = ".keel"
+"""The name of Keel's own state folder (`keel run`'s default store lives in it)."""
+
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+_log = logging.getLogger("keel.stores")
+
+
+def make_private(file: Path) -> None:
+    """Create the database `file` (and its folder) readable by its owner only.
+
+    A folder created here is 0700 and the file is created 0600, whatever the umask;
+    SQLite gives the `-wal` and `-shm` files the database file's mode. An existing file
+    (or companion) that others may read is tightened to 0600, an existing `.keel/` folder
+    to 0700, when this process owns them (a warning otherwise); any other existing folder
+    belongs to the operator and is left as it is.
+    """
+    folder = file.parent
+    if not folder.exists():
+        folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER_MODE)
+        _tighten(folder, PRIVATE_FOLDER_MODE)
+    elif folder.name == STATE_FOLDER:
+        _tighten(folder, PRIVATE_FOLDER_MODE)
+    os.close(os.open(file, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE))
+    for path in (file, *(Path(f"{file}{suffix}") for suffix in _COMPANIONS)):
+        if path.exists():
+            _tighten(path, PRIVATE_FILE_MODE)
+
+
+def _tighten(path: Path, private: int) -> None:
+    current = stat.S_IMODE(path.stat().st_mode)
+    if current & ~private == 0:
+        return
+    try:
+        path.chmod(current & private)
+    except PermissionError:
+        _log.warning(
+            "%s is mode %o; it should be %o (only its owner can change it)", path, current, private
+        )
 
 
 def create_sqlite_engine(path: Path) -> AsyncEngine:
@@ -98,7 +145,10 @@ class SqliteEventStore(SqlEventStore):
     async def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteEventStore:
         """Open (creating it and its parent folders if needed) and migrate the file at `path`."""
         file = Path(path)
-        file.parent.mkdir(parents=True, exist_ok=True)
+        if os.name == "posix":
+            make_private(file)
+        else:
+            file.parent.mkdir(parents=True, exist_ok=True)
         scope = f"sqlite:{file.resolve()}"
         store = cls(create_sqlite_engine(file), clock=clock, lock_scope=scope)
         try:
