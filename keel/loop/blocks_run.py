@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from keel.errors import RunError
 from keel.events.base import StackFrame
-from keel.events.model import ConversationStateChanged
+from keel.events.model import ConversationStateChanged, PausePointCreated, PausePointResolved
+from keel.llm.none import has_model
 from keel.loop import lifecycle, stack
 from keel.loop.machine import (
     collect_known,
@@ -99,7 +100,24 @@ async def _block_end(t: TurnContext, skill: Skill) -> Next:
     return Next.CONTINUE
 
 
+def _held(t: TurnContext, frame: StackFrame) -> bool:
+    """This turn denied a confirmation one of `frame`'s `execute_tool` steps asked for: the
+    block waits for the next message (spec §5.6 step 3, the turn ends on a denial)."""
+    events = t.recorder.events
+    denied = {e.pause_id for e in events if isinstance(e, PausePointResolved) and not e.approved}
+    return bool(denied) and any(
+        isinstance(e, PausePointCreated)
+        and e.pause_id in denied
+        and e.frame_id == frame.frame_id
+        and e.execute_step_id is not None
+        for e in t.all_events()
+    )
+
+
 async def _block_frame(t: TurnContext, frame: StackFrame) -> Next:
+    if _held(t, frame):
+        # The model words a denial that has no response; with none, the turn just ends.
+        return Next.MODEL if has_model(t.model) else Next.WAIT
     found = frame_block(t.definition, frame)
     if found is None:
         await t.emit(*stack.pop_block(t.state, completed=False))

@@ -50,17 +50,22 @@ async def resolve_pending(
     return outcome
 
 
-async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:
-    """The user said no: utter the denial (then wait), or let the model word it.
+DECLINED = "The user declined; the action was not performed."
 
-    A denied `execute_tool` step is done and its block carries on in this turn, like the
-    approved run does; only a denial of the model's own call ends the turn on the denial.
+
+async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:
+    """The user said no: utter the denial and end the turn, or let the model word it.
+
+    Spec §5.6 step 3. A denied `execute_tool` step is done (asking again on every pass
+    would never let the block end): the pointer moves past it, its `next:` evaluated now,
+    while the tool's results are unset, and the block runs nothing more in this turn
+    (`keel.loop.blocks_run` holds it until the next message).
     """
-    in_block = await _leave_step(t, pending.execute_step_id)
+    await _leave_step(t, pending.execute_step_id)
     denial = pending.utter_on_user_denial
     if denial and await t.utter(denial):
-        return _Done(_ok("cancelled"), Next.CONTINUE if in_block else Next.WAIT)
-    return _Done(_ok("The user declined; the action was not performed."))
+        return _Done(_ok("cancelled"), Next.WAIT)
+    return _Done(_ok(DECLINED))
 
 
 async def _run_confirmed(t: TurnContext, pending: PendingConfirmation, site: CallSite) -> Outcome:
@@ -92,20 +97,16 @@ def _call_of(pending: PendingConfirmation, site: CallSite) -> ToolCall:
     return ToolCall(id=site.call_id, name=pending.tool_name, arguments=arguments)
 
 
-async def _leave_step(t: TurnContext, step_id: str | None) -> bool:
-    """Move a block past the `execute_tool` step whose call was approved (and ran) or denied;
-    False when the held call did not come from the block's current step.
-
-    A denied step is done too: asking again on every pass would never let the block end.
-    """
+async def _leave_step(t: TurnContext, step_id: str | None) -> None:
+    """Move a block past the `execute_tool` step whose call was approved (and ran) or denied
+    (nothing when the held call did not come from the block's current step)."""
     frame = stack.top_block(t.state)
     if frame is None or step_id is None or frame.step_id != step_id:
-        return False
+        return
     found = frame_block(t.definition, frame)
     step = found[1].step(step_id) if found else None
     if found is None or not isinstance(step, ExecuteToolStep):
-        return False
+        return
     from keel.loop.blocks_run import advance
 
     await advance(t, frame, found[1], step)
-    return True

@@ -14,7 +14,14 @@ from keel.project.definition import AgentDefinition, Skill
 from keel.project.diagnostics import Diagnostic, diag
 from keel.project.references import check_embeddings
 from keel.project.validate_memory import check_response_memory, check_skill_memory
-from keel.skills import ActionStep, CallStep, CollectStep, ExecuteToolStep, LinkStep
+from keel.skills import (
+    ActionStep,
+    CallStep,
+    CollectStep,
+    ExecuteToolStep,
+    LinkStep,
+    OrderedBlock,
+)
 from keel.skills.steps import SPECIAL_ACTIONS
 from keel.tools import ToolCatalog
 
@@ -32,6 +39,7 @@ def validate_definition(definition: AgentDefinition, catalog: ToolCatalog) -> li
         out.extend(_tools_named(skill))
         out.extend(_targets(definition, skill))
         out.extend(_tier(definition, skill))
+        out.extend(_after_confirmation(definition, skill))
         out.extend(check_skill_memory(definition, skill))
     out.extend(check_response_memory(definition))
     out.extend(check_embeddings(definition.config.references, definition.integrations))
@@ -185,3 +193,70 @@ def _tier(definition: AgentDefinition, skill: Skill) -> Iterator[Diagnostic]:
             f"tier `{doc.tier}` is not one of {', '.join(sorted(known))}",
             key=doc.tier,
         )
+
+
+def _confirmed(skill: Skill, tool: str) -> bool:
+    for constraint in skill.document.tool_constraints:
+        confirmation = constraint.requires_confirmation
+        if constraint.tool == tool and confirmation is not None and confirmation.enabled:
+            return True
+    return False
+
+
+def _writes(definition: AgentDefinition, skill: Skill, tool: str) -> set[str]:
+    """Qualified memory keys tool `tool` sets (as far as its source shows)."""
+    found = skill.tools.get(tool)
+    keys: set[str] = set()
+    for write in found.memory_writes if found is not None else ():
+        if write.method == "set" and write.key is not None:
+            field = definition.memory.resolve(write.key, skill.skill_id)
+            if field is not None:
+                keys.add(field.key)
+    return keys
+
+
+def _placeholder_keys(definition: AgentDefinition, skill: Skill, name: str) -> dict[str, str]:
+    """Qualified key -> placeholder as written, for response `name`'s placeholders."""
+    response = definition.responses.get(name)
+    keys: dict[str, str] = {}
+    for placeholder in response.placeholders if response is not None else ():
+        entry = placeholder.entry
+        qualified = f"{placeholder.namespace}.{entry}" if placeholder.namespace else entry
+        field = definition.memory.resolve(qualified, skill.skill_id)
+        if field is not None:
+            keys.setdefault(field.key, placeholder.raw)
+    return keys
+
+
+def _after_confirmation(definition: AgentDefinition, skill: Skill) -> Iterator[Diagnostic]:
+    """An `action` the pointer always reaches from a confirmation-gated `execute_tool` step,
+    filling a placeholder from memory that tool writes: after a denial the turn ends with
+    the pointer there (spec §5.6), the tool never ran, and the placeholder has no value."""
+    for block in skill.document.blocks:
+        for step in block.steps:
+            if not isinstance(step, ExecuteToolStep) or not _confirmed(skill, step.tool):
+                continue
+            target = _unconditional_next(block, step)
+            if not isinstance(target, ActionStep) or target.action in SPECIAL_ACTIONS:
+                continue
+            used = _placeholder_keys(definition, skill, target.action)
+            missing = sorted(used[key] for key in _writes(definition, skill, step.tool) & set(used))
+            if missing:
+                yield diag(
+                    "skill.step.confirmation_result_unguarded",
+                    skill.document.file,
+                    target.line,
+                    f"action `{target.action}` follows execute_tool `{step.tool}`, which asks "
+                    f"for confirmation, and uses {', '.join(missing)}, which the tool writes: "
+                    "after a denial the tool has not run. Branch with `next:` on the step "
+                    "(for example on one of those values)",
+                    key=target.action,
+                    severity="warning",
+                )
+
+
+def _unconditional_next(block: OrderedBlock, step: ExecuteToolStep) -> object:
+    """The step `step` always leads to (None when its `next:` branches)."""
+    if step.next is None:
+        return block.following(step.id)
+    return block.step(step.next) if isinstance(step.next, str) else None
