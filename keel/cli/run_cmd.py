@@ -224,6 +224,7 @@ def run_command(
     """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
     import uvicorn
 
+    from keel.server.log_config import server_log_config
     from keel.server.settings import SETTINGS_ENV
 
     definition = _check_project(path)
@@ -248,6 +249,7 @@ def run_command(
         port=port,
         workers=workers,
         log_level=log_level,
+        log_config=server_log_config(log_level),
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
 

@@ -6,13 +6,16 @@ into a pause point, then the tool runs with its timeout; memory it writes is app
 it runs (and kept if the turn is cancelled mid-tool, when no call record is written);
 `tool_executed` + `mcp_tool_executed` record the run; `on_success` / `on_failure` speak.
 MCP tools (`keel.mcp`) are tool definitions like any other: they run here too, with their
-server's `tool_timeout`, and are recorded with `source: mcp` and `mcp_server`.
+server's `tool_timeout`, and are recorded with `source: mcp` and `mcp_server`. A tool that
+raises is also logged at ERROR (`keel.loop`) with its traceback and the conversation and
+turn ids; one that times out, at WARNING.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -35,6 +38,8 @@ from keel.project.definition import Skill
 from keel.skills import ToolConstraint
 from keel.tools import LocalToolContext
 from keel.tools.dispatch import ToolRun, run_tool
+
+_log = logging.getLogger("keel.loop")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -156,6 +161,7 @@ async def run_builder_tool(
     finally:
         # Memory a tool wrote is kept even when the turn is cancelled mid-tool.
         await asyncio.shield(t.emit(*memory.take()))
+    _log_failure(t, tool_name, run)
     for text in context.sent:
         await t.say(BotMessage(text=text, response_source="verbatim"))
     await record_run(
@@ -167,6 +173,23 @@ async def run_builder_tool(
         if follow is not None:
             await t.utter(follow)
     return run
+
+
+def _log_failure(t: TurnContext, tool_name: str, run: ToolRun) -> None:
+    """Operators see a tool that raised (with its traceback) or timed out in the server log."""
+    ids = {"conversation_id": t.recorder.conversation_id, "turn_id": t.turn_id}
+    where = f"(conversation {ids['conversation_id']}, turn {ids['turn_id']})"
+    if run.raised is not None:
+        _log.error(
+            "tool %s raised %s: %s",
+            tool_name,
+            where,
+            run.error_message,
+            exc_info=run.raised,
+            extra=ids,
+        )
+    elif run.outcome == "timeout":
+        _log.warning("tool %s timed out %s: %s", tool_name, where, run.error_message, extra=ids)
 
 
 async def record_run(

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from keel.errors import RunError
 from keel.events.fold import ConversationState, fold
+from keel.events.model import TurnStarted
 from keel.loop.errors import PauseNotPending, PauseWithdrawn
 from keel.loop.result import TurnResult
 from keel.server.engine_port import FeedObserver, TurnCall
@@ -68,7 +69,11 @@ class TurnRun:
         except RunError as exc:
             failure = Failure(status=409, code=exc.code.removeprefix("keel."), message=str(exc))
         except Exception as exc:  # the engine records what it can; the client learns it failed
-            _log.exception("turn failed")
+            turn_id = self._last_turn_id()
+            where = f"conversation {self.key}" + (f", turn {turn_id}" if turn_id else "")
+            _log.exception(
+                "turn failed (%s)", where, extra={"conversation_id": self.key, "turn_id": turn_id}
+            )
             failure = Failure(status=500, code="turn.failed", message=type(exc).__name__)
         state = result.state if result is not None else await self._read_state()
         outcome = RunOutcome(
@@ -81,11 +86,16 @@ class TurnRun:
         self.feed.push(Finished(outcome=outcome))
         return outcome
 
+    def _last_turn_id(self) -> str | None:
+        """The turn this run started, if it got that far."""
+        started = [e.event for e in self._observer.appended if isinstance(e.event, TurnStarted)]
+        return started[-1].turn_id if started else None
+
     async def _read_state(self) -> ConversationState:
         try:
             return fold(s.event for s in await self._store.read(self.key))
         except Exception:
-            _log.exception("reading the conversation after its run failed")
+            _log.exception("reading conversation %s after its run failed", self.key)
             return ConversationState()
 
 

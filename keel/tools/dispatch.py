@@ -14,7 +14,7 @@ nothing is recorded, as the spec wants (the tool may run again next turn).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from keel.errors import KeelError
@@ -47,6 +47,8 @@ class ToolRun:
     """Why it failed, dotted (set exactly when it failed): `tool.timeout`, `tool.error_result`
     (the tool returned an error), `tool.raised`, or the `code` of a raised `KeelError`
     (e.g. `mcp.server_unavailable`)."""
+    raised: BaseException | None = field(default=None, compare=False, repr=False)
+    """The exception the tool raised (for the operator's log; never shown to the model)."""
 
     @property
     def is_error(self) -> bool:
@@ -92,6 +94,7 @@ async def run_tool(
             llm_response=None,
             error_message=message,
             error_code=code,
+            raised=outcome.error,
         )
     message = f"tool '{definition.name}' timed out after {seconds(timeout)} seconds"
     return ToolRun(

@@ -11,15 +11,27 @@
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from keel.events.model import MemorySet, SlotSet, ToolCallRefused, ToolExecuted
-from keel.llm.port import ModelRequest
+from keel.errors import StoreError
+from keel.events.model import (
+    Event,
+    MemorySet,
+    SlotSet,
+    ToolCallRefused,
+    ToolExecuted,
+    TurnStarted,
+)
+from keel.llm.errors import ProviderUnavailable
+from keel.llm.port import ModelRequest, ModelResponse
 from keel.loop.recorder import with_slot_copies
+from keel.stores.factory import open_store
 from keel.testing import ConversationHarness, ScriptedModel
 
 AGENT = Path(__file__).parent / "hardening_agent"
@@ -276,3 +288,99 @@ async def test_a_skill_is_named_once_its_requires_holds() -> None:
     assert "- lounge: Gold lounge" in prompt
     assert "Gold customers may also use the skill `lounge`." in prompt
     assert "Targets: errand, lounge" in _said_to_model(script.requests[2])
+
+
+# Failures reach the log --------------------------------------------------------------------
+
+
+def _turn_ids(events: tuple[Event, ...]) -> list[str]:
+    return [e.turn_id for e in events if isinstance(e, TurnStarted)]
+
+
+def _errors(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.levelno == logging.ERROR]
+
+
+async def test_a_tool_that_raises_is_logged_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    script = ScriptedModel([ACTIVATE_COUNTER, _call("explode"), "That broke."])
+    harness = ConversationHarness(AGENT, script, conversation_id="conv-tool")
+
+    with caplog.at_level(logging.ERROR, logger="keel"):
+        await harness.send("explode it")
+
+    turn = _turn_ids(harness.events)[-1]
+    (record,) = _errors(caplog)
+    assert record.name.startswith("keel.")
+    message = record.getMessage()
+    assert "explode" in message and "conv-tool" in message and turn in message
+    assert (record.conversation_id, record.turn_id) == ("conv-tool", turn)  # type: ignore[attr-defined]
+    assert record.exc_info is not None
+    assert "RuntimeError: the counter exploded" in caplog.text
+    assert "Traceback" in caplog.text
+
+
+class _FailingProvider:
+    """A model whose provider answers 503 (as an adapter reports it)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ProviderUnavailable(self.message, status=503, provider="openai")
+
+
+async def test_a_provider_failure_is_logged_without_the_api_key(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    agent = tmp_path / "agent"
+    shutil.copytree(AGENT, agent)
+    (agent / "integrations.yml").write_text(
+        "llm:\n  model_group: main\nmodel_groups:\n  - id: main\n    models:\n"
+        "      - provider: openai\n        model: gpt-test\n"
+        "        api_key: ${HARDENING_TEST_KEY}\n"
+    )
+    monkeypatch.setenv("HARDENING_TEST_KEY", "sk-hardening-0123456789")
+    model = _FailingProvider("openai: HTTP 503: overloaded (key sk-hardening-0123456789)")
+    harness = ConversationHarness(agent, model, conversation_id="conv-model")
+
+    with caplog.at_level(logging.ERROR, logger="keel"):
+        result = await harness.send("hello")
+
+    assert result.stop_reason == "error"
+    turn = _turn_ids(harness.events)[-1]
+    (record,) = _errors(caplog)
+    message = record.getMessage()
+    assert "openai: HTTP 503: overloaded" in message
+    assert "conv-model" in message and turn in message
+    assert "sk-hardening-0123456789" not in caplog.text
+    assert "[redacted]" in message
+
+
+async def test_a_store_error_is_logged_with_its_traceback(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    database = tmp_path / "keel.db"
+    store = await open_store(f"sqlite:///{database}")
+    # The database itself refuses the tool's record, as a full disk or a lost volume would.
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "CREATE TRIGGER no_tool_runs BEFORE INSERT ON events "
+            "WHEN NEW.kind = 'tool_executed' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        )
+    script = ScriptedModel([ACTIVATE_COUNTER])
+    harness = ConversationHarness(AGENT, script, store=store, conversation_id="conv-store")
+
+    with caplog.at_level(logging.ERROR, logger="keel"):
+        result = await harness.send("count")
+
+    assert result.stop_reason == "error"
+    turn = _turn_ids(harness.events)[-1]
+    (record,) = _errors(caplog)
+    message = record.getMessage()
+    assert "store" in message and "conv-store" in message and turn in message
+    assert record.exc_info is not None and isinstance(record.exc_info[1], StoreError)
+    assert "disk on fire" in caplog.text and "Traceback" in caplog.text
