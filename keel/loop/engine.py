@@ -50,7 +50,7 @@ from keel.loop.confirmations import resolve_pending
 from keel.loop.control import SESSION_START
 from keel.loop.ending import end_turn, finish_turn
 from keel.loop.errors import PauseNotPending, PauseWithdrawn, PlanFeedbackRefused
-from keel.loop.failures import failure_detail, log_turn_failure
+from keel.loop.failures import log_turn_failure
 from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.model_call import call_model
@@ -335,7 +335,7 @@ class Engine:
         except Exception as exc:  # a bug or a provider failure: the turn fails, loudly in the log
             # Logged before anything else is appended: after a store error, that may fail too.
             log_turn_failure(t, exc)
-            t.stop_detail = failure_detail(t, exc)
+            t.stop_detail = f"{type(exc).__name__}: {exc}"
             await t.utter("utter_internal_error")
             await end_turn(t, "error", "failed")
             return

@@ -26,6 +26,7 @@ from keel.events.model import (
     SlotSet,
     ToolCallRefused,
     ToolExecuted,
+    TurnEnded,
     TurnStarted,
 )
 from keel.llm.errors import ProviderUnavailable
@@ -358,6 +359,8 @@ async def test_a_provider_failure_is_logged_without_the_api_key(
     assert "conv-model" in message and turn in message
     assert "sk-hardening-0123456789" not in caplog.text
     assert "[redacted]" in message
+    (ended,) = [e for e in harness.events if isinstance(e, TurnEnded) and e.turn_id == turn]
+    assert "sk-hardening-0123456789" not in str(ended.metadata)
 
 
 async def test_a_store_error_is_logged_with_its_traceback(
