@@ -225,6 +225,7 @@ def run_command(
     import uvicorn
 
     from keel.server.log_config import server_log_config
+    from keel.server.master_watch import MASTER_PID_ENV
     from keel.server.settings import SETTINGS_ENV
 
     definition = _check_project(path)
@@ -242,6 +243,10 @@ def run_command(
     )
     typer.echo(_banner(definition.config.id or definition.root.name, host, port, secret))
     os.environ[SETTINGS_ENV] = settings.to_json()
+    # Workers leave when this master dies, even by SIGKILL (keel.server.master_watch).
+    os.environ.pop(MASTER_PID_ENV, None)
+    if workers > 1:
+        os.environ[MASTER_PID_ENV] = str(os.getpid())
     uvicorn.run(
         "keel.server.asgi:app_from_env",
         factory=True,

@@ -11,12 +11,15 @@ import os
 from fastapi import FastAPI
 
 from keel.server.app import create_app
+from keel.server.master_watch import watch_master
 from keel.server.settings import SETTINGS_ENV, ServerSettings
 
 
 def app_from_env() -> FastAPI:
-    """Build the app from `KEEL_SERVER_SETTINGS`."""
+    """Build the app from `KEEL_SERVER_SETTINGS` (a worker of several also starts watching
+    its master, `keel.server.master_watch`)."""
     text = os.environ.get(SETTINGS_ENV)
     if not text:
         raise RuntimeError(f"{SETTINGS_ENV} is not set; start the server with `keel run`")
+    watch_master()
     return create_app(ServerSettings.from_json(text))
