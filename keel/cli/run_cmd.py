@@ -168,6 +168,7 @@ def build_settings(
     cwd: Path,
 ) -> tuple[ServerSettings, str | None]:
     """The server settings for `keel run`, and the generated local key (if one was made)."""
+    from keel.server.http_protocol import read_timeout
     from keel.server.ratelimit import RateLimit
     from keel.server.settings import DEFAULT_MAX_BODY_BYTES, ServerSettings
 
@@ -182,6 +183,7 @@ def build_settings(
             RateLimit.parse(env["KEEL_RATE_LIMIT"]) if env.get("KEEL_RATE_LIMIT") else RateLimit()
         )
         max_body = int(env.get("KEEL_MAX_BODY_BYTES") or DEFAULT_MAX_BODY_BYTES)
+        read_timeout(env)  # read again by each worker's HTTP protocol
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     settings = ServerSettings(
@@ -224,6 +226,7 @@ def run_command(
     """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
     import uvicorn
 
+    from keel.server import http_protocol
     from keel.server.log_config import server_log_config
     from keel.server.master_watch import MASTER_PID_ENV
     from keel.server.settings import SETTINGS_ENV
@@ -256,6 +259,7 @@ def run_command(
         log_level=log_level,
         log_config=server_log_config(log_level),
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        http=http_protocol.PROTOCOL,  # h11 with the read timeout for slow clients
     )
 
 
