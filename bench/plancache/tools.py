@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
-from keel.plans.contracts import Binding, Effect, ToolContract
+from keel.tools.contract import Binding, Effect, ToolContract
 
 STR = {"type": "string"}
 INT = {"type": "integer"}

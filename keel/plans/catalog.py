@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from keel.plans.contracts import ToolContract, contract_digest
+from keel.tools.contract import ToolContract, contract_digest
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from typing import Protocol
 
-from keel.plans.contracts import ToolContract
 from keel.plans.store_port import JournalEntry, PlanStore
+from keel.tools.contract import ToolContract
 
 
 class Journal(Protocol):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from keel.plans.contracts import ToolContract
 from keel.plans.plan import PlanError, Step
+from keel.tools.contract import ToolContract
 
 PIPE_KEY: Final = "from_step"
 """The piping argument: a 1-based earlier step whose list feeds the consumer's list arg."""

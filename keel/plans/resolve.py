@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Final, Literal
 
-from keel.plans.contracts import Binding, ToolContract
 from keel.plans.paths import MISSING, as_text, list_of, walk
 from keel.plans.piping import PIPE_KEY, pipe_source, pipe_target
 from keel.plans.plan import PlanError, Step
@@ -47,6 +46,7 @@ from keel.plans.refs import (
     refs_in,
     render_ref,
 )
+from keel.tools.contract import Binding, ToolContract
 from keel.tools.frozen import thaw_json
 
 Provenance = Literal[

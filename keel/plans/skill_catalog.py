@@ -15,8 +15,8 @@ import inspect
 from collections.abc import Iterable, Mapping
 
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
-from keel.plans.contracts import merge_contract
 from keel.project.definition import Skill
+from keel.tools.contract import merge_contract
 from keel.tools.definition import ToolDefinition
 
 

@@ -9,7 +9,7 @@ A skill may declare or override a tool's contract next to its other constraints:
           idempotency_key: [order_id]
           verbs: [call off]
 
-The keys are those of `@tool(...)` (`keel.plans.contracts.CONTRACT_KEYS`). Each bad value
+The keys are those of `@tool(...)` (`keel.tools.contract.CONTRACT_KEYS`). Each bad value
 is a `skill.tool_constraints.contract_invalid` error on its own line; the good keys are
 kept, and laid over the tool's own contract by `keel.plans.skill_catalog`.
 `idempotency_key: none` says the tool has no natural key (overriding the decorator's).
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from keel.plans.contracts import CONTRACT_KEYS, contract_problems
 from keel.project.yamlsrc import LineDict
 from keel.skills._report import Reporter, freeze
+from keel.tools.contract import CONTRACT_KEYS, contract_problems
 
 CONTRACT_KEY_SET = frozenset(CONTRACT_KEYS)
 

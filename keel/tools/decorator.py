@@ -1,7 +1,8 @@
 """The `@tool(description=...)` decorator.
 
 It checks the function (must be `async def`, description mandatory, named parameters only,
-supported annotations) and its plan contract keywords (`keel.tools.contract`), builds a
+supported annotations) and its plan contract keywords (`keel.tools.contract`; a bad value,
+or a contract naming an argument the function does not take, is an error), builds a
 `ToolDefinition`, attaches it to the function as `__keel_tool__` and returns the function
 unchanged, so it stays directly callable.
 Mistakes raise `ToolDefinitionError` while the module is imported; the loader turns that
@@ -17,12 +18,18 @@ from __future__ import annotations
 import inspect
 import linecache
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar, overload
 
-from keel.plans.contracts import Binding, Effect
-from keel.tools.contract import CONTRACT_KEYS, build_contract, contract_declaration
+from keel.tools.contract import (
+    CONTRACT_KEYS,
+    Binding,
+    Effect,
+    ToolContract,
+    contract_problems,
+    make_contract,
+)
 from keel.tools.definition import ToolDefinition, ToolDefinitionError
 from keel.tools.frozen import freeze_json
 from keel.tools.signature import UnresolvedAnnotation, function_parameters
@@ -186,3 +193,45 @@ def _check_name(name: object) -> str | None:
             "with a digit or '-'"
         )
     return name
+
+
+_ARGUMENT_LISTS = ("idempotency_key", "runtime_resolved", "outbound_args")
+
+
+def contract_declaration(values: Mapping[str, object]) -> dict[str, object]:
+    """The contract keywords that were given (sets become sorted lists); raises
+    `ToolDefinitionError` naming every problem."""
+    raw: dict[str, object] = {}
+    for key in CONTRACT_KEYS:
+        value = values.get(key)
+        if isinstance(value, Set):
+            value = sorted(value, key=str)
+        elif isinstance(value, tuple):
+            value = list(value)
+        if value is not None:
+            raw[key] = value
+    problems = contract_problems(raw)
+    if problems:
+        raise ToolDefinitionError("@tool contract: " + "; ".join(problems))
+    return raw
+
+
+def build_contract(raw: Mapping[str, object], param_names: Sequence[str]) -> ToolContract:
+    """The contract of a tool taking `param_names`; `ToolContract()` when nothing was
+    declared. Raises `ToolDefinitionError` when the contract names an unknown argument."""
+    if not raw:
+        return ToolContract()
+    unknown: list[str] = []
+    bindings = raw.get("bindings")
+    named = list(bindings) if isinstance(bindings, Mapping) else []
+    for key in _ARGUMENT_LISTS:
+        value = raw.get(key)
+        named += [str(v) for v in value] if isinstance(value, list) else []
+    unknown = sorted({str(n) for n in named} - set(param_names))
+    if unknown:
+        takes = ", ".join(param_names) or "no arguments"
+        raise ToolDefinitionError(
+            f"@tool contract names argument(s) {', '.join(unknown)} the function does not "
+            f"take (it takes {takes})"
+        )
+    return make_contract(raw)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from keel.errors import ToolError
-from keel.plans.contracts import ToolContract
+from keel.tools.contract import ToolContract
 from keel.tools.frozen import thaw_json
 
 HOOK_PREFIX = "run_after_setting_"

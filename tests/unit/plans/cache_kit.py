@@ -10,7 +10,6 @@ from typing import Any
 from keel.plans.admission import Candidate
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
 from keel.plans.compiler import Compiled, compile_plan
-from keel.plans.contracts import ToolContract
 from keel.plans.entries import Source, candidate_of, l0_row, l1_row
 from keel.plans.intent import Intent
 from keel.plans.intents import IntentExtractor
@@ -18,6 +17,7 @@ from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan, parse_plan, shape_hash
 from keel.plans.signatures import LOGIC_SIG, pool_sig, tools_sig
 from keel.plans.store_port import TemplateRow
+from keel.tools.contract import ToolContract
 
 SCOPE = "agent/skill"
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keel.plans.catalog import PlanTool, plan_tool
-from keel.plans.contracts import ToolContract
 from keel.plans.executor import StepResult
 from keel.plans.plan import FINAL_ANSWER, Plan, Step
 from keel.plans.store_port import JournalEntry
+from keel.tools.contract import ToolContract
 
 
 def tool(

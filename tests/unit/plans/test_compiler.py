@@ -9,11 +9,11 @@ import pytest
 
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
 from keel.plans.compiler import CONTEXT_BOUND, Compiled, Uncacheable, compile_plan
-from keel.plans.contracts import ToolContract
 from keel.plans.intent import Intent
 from keel.plans.intents import IntentExtractor
 from keel.plans.plan import Plan, Slot, parse_plan
 from keel.plans.slots import BindMiss, Bound, bind
+from keel.tools.contract import ToolContract
 
 READ = "read_only"
 

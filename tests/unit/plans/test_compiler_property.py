@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
 from keel.plans.compiler import Compiled, compile_plan
-from keel.plans.contracts import ToolContract
 from keel.plans.intent import Intent
 from keel.plans.lexicon import words
 from keel.plans.plan import Plan, parse_plan
@@ -26,6 +25,7 @@ from keel.plans.refs import FillerRef, SlotRef, find_refs, refs_in
 from keel.plans.signatures import tools_sig
 from keel.plans.slot_builder import PLAN_ARGS
 from keel.plans.slots import BindMiss, bind
+from keel.tools.contract import ToolContract
 
 EFFECTS = ("read_only", "read_only", "write", "send", "delete", "write_idempotent")
 BINDINGS = ("structural", "request", "runtime", "piped", None)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from keel.plans.catalog import Catalog, catalog_of, plan_tool
-from keel.plans.contracts import ToolContract
 from keel.plans.intent import Clause, Intent
 from keel.plans.intents import IntentExtractor
+from keel.tools.contract import ToolContract
 
 READ = ToolContract(effect="read_only")
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from keel.plans.cache import Hit, PlanCache
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
-from keel.plans.contracts import ToolContract
 from keel.plans.memory_store import MemoryPlanStore
+from keel.tools.contract import ToolContract
 
 OBJECTS = ("alphas", "betas", "gammas", "deltas")
 FOLDERS = ("/tmp/a", "/tmp/b", "/srv/c", "/home/d")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
-from keel.plans.contracts import ToolContract
 from keel.plans.intent import Clause, Intent
 from keel.plans.plan import Plan, parse_plan
 from keel.plans.signatures import DECIDING_MODULES, LOGIC_SIG, logic_sig, pool_sig, tools_sig
+from keel.tools.contract import ToolContract
 
 READ = ToolContract(effect="read_only")
 

@@ -8,11 +8,11 @@ from dataclasses import replace
 from types import MappingProxyType
 
 from keel.plans.catalog import plan_tool
-from keel.plans.contracts import ToolContract
 from keel.plans.skill_catalog import catalog_for_skill, tool_source
 from keel.project.definition import Skill
 from keel.skills import parse_skill
 from keel.tools import tool
+from keel.tools.contract import ToolContract
 from keel.tools.decorator import tool_definition
 from keel.tools.definition import ToolDefinition
 

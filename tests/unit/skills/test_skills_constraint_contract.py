@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from skilltext import codes, marked, parse
 
-from keel.plans.contracts import contract_problems
+from keel.tools.contract import contract_problems
 
 
 def test_contract_keys_are_kept_beside_the_other_constraints() -> None:

@@ -11,9 +11,9 @@ import pytest
 
 from keel.mcp.resolve import mcp_tool_definition
 from keel.mcp.schema_fix import FixedSchema
-from keel.plans.contracts import ToolContract
 from keel.project.mcp_servers import McpServerConfig
 from keel.tools import ToolDefinitionError, tool
+from keel.tools.contract import ToolContract
 from keel.tools.decorator import tool_definition
 from keel.tools.load import load_tool_module
 from keel.tools.result import ToolResult
