@@ -87,13 +87,18 @@ async def pause_for_confirmation(
     extra: Mapping[str, object] | None = None,
 ) -> str | None:
     """Store the call as a pause point and ask; returns the ask text, or None when the ask
-    renders blank (then the dispatch fails closed). `extra` joins the stored record (a
-    plan's way to go on after the approval)."""
+    renders blank or cannot be filled (then the dispatch fails closed, and the user hears
+    `utter_internal_error`). `extra` joins the stored record (a plan's way to go on after
+    the approval)."""
     constraint = constraint_of(skill, tool_name)
     confirmation = constraint.requires_confirmation if constraint else None
     ask: BotMessage | None = None
     if confirmation is not None and confirmation.utter_for_confirmation:
-        ask = render_response(t.definition, t.state, confirmation.utter_for_confirmation)
+        name = confirmation.utter_for_confirmation
+        ask = render_response(t.definition, t.state, name)
+        if ask is not None and ask.utter_action != name:
+            await t.say(ask)  # no variant could be filled: nothing may be asked
+            return None
         if ask is None or not ask.text.strip():
             return None
     text = ask.text if ask is not None else f"Please confirm: {tool_name}"

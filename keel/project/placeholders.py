@@ -68,15 +68,25 @@ def find_placeholders(text: str, line: int | None) -> tuple[list[Placeholder], l
 
 def fill_placeholders(text: str, lookup: Lookup) -> str:
     """Replace each placeholder with `lookup`'s text; unresolved ones stay as written."""
+    return fill_checked(text, lookup)[0]
+
+
+def fill_checked(text: str, lookup: Lookup) -> tuple[str, tuple[str, ...]]:
+    """`fill_placeholders`, and the placeholders it left as written, in order (found while
+    filling, so braces inside a filled value never count)."""
+    unfilled: list[str] = []
 
     def substitute(match: re.Match[str]) -> str:
         placeholder = _placeholder(match, None)
         if placeholder is None:
             return match.group(0)
         value = lookup(placeholder.namespace, placeholder.entry)
-        return match.group(0) if value is None else value
+        if value is None:
+            unfilled.append(match.group(0))
+            return match.group(0)
+        return value
 
-    return _CANDIDATE.sub(substitute, text)
+    return _CANDIDATE.sub(substitute, text), tuple(unfilled)
 
 
 def parse_set_payload(payload: str, line: int | None) -> SetPayload | None:

@@ -43,10 +43,21 @@ def select_variant(response: Response, read: MemoryReader) -> Variant | None:
     variant, which may sit anywhere; when every variant is unconditioned that is the
     first. None when nothing matches and there is no default: delivery fails closed.
     """
-    for variant in response.variants:
-        if variant.condition is not None and evaluate(variant.condition, read) is Outcome.TRUE:
-            return variant
-    return next((v for v in response.variants if v.is_default), None)
+    fitting = fitting_variants(response, read)
+    return fitting[0] if fitting else None
+
+
+def fitting_variants(response: Response, read: MemoryReader) -> tuple[Variant, ...]:
+    """Every variant that may be delivered now, in delivery order: the conditioned ones
+    whose condition is true (YAML order), then the default. The first is `select_variant`'s
+    choice; the ones after it are its fallbacks."""
+    chosen = [
+        variant
+        for variant in response.variants
+        if variant.condition is not None and evaluate(variant.condition, read) is Outcome.TRUE
+    ]
+    default = next((v for v in response.variants if v.is_default), None)
+    return (*chosen, *((default,) if default is not None else ()))
 
 
 def _duplicate(first: Response, second: Response) -> Diagnostic:

@@ -195,7 +195,7 @@ def check_response_memory(definition: AgentDefinition) -> list[Diagnostic]:
                             response.file,
                             placeholder.line or line,
                             f"placeholder {placeholder.raw} names undeclared memory; "
-                            "it will be sent as written",
+                            "it never has a value, so the variant is never sent",
                             key=key,
                             severity="warning",
                         )

@@ -7,6 +7,7 @@ an injected clock and a real SQLite file.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from keel.events.model import (
 from keel.ids import FakeClock
 from keel.loop.errors import PauseNotPending, PauseWithdrawn
 from keel.stores.factory import open_store
+from keel.stores.port import EventStore
 from keel.testing import ConversationHarness, ScriptedModel
 
 SUPPORT = Path(__file__).resolve().parents[3] / "examples" / "support"
@@ -46,9 +48,15 @@ MESSAGES = ["I'd like a faster plan", "BW100234", "4821", "upgrade my plan pleas
 TAP = "set:session.change_plan.new_plan=fibre_500"
 
 
-async def _paused(tmp_path: Path, model: ScriptedModel) -> tuple[ConversationHarness, str]:
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[EventStore]:
+    opened = await open_store(f"sqlite:///{tmp_path / 'keel.db'}")
+    yield opened
+    await opened.close()
+
+
+async def _paused(store: EventStore, model: ScriptedModel) -> tuple[ConversationHarness, str]:
     """A conversation paused on the `switch_plan` confirmation; returns it and the pause id."""
-    store = await open_store(f"sqlite:///{tmp_path / 'keel.db'}")
     harness = ConversationHarness(SUPPORT, model, store=store, clock=FakeClock())
     for text in [*MESSAGES, TAP]:
         await harness.send(text)
@@ -66,9 +74,9 @@ def _switched(events: tuple[Event, ...]) -> list[ToolExecuted]:
     return [e for e in events if isinstance(e, ToolExecuted) and e.tool_name == "switch_plan"]
 
 
-async def test_cancelling_the_skill_withdraws_its_pause(tmp_path: Path) -> None:
+async def test_cancelling_the_skill_withdraws_its_pause(store: EventStore) -> None:
     model = ScriptedModel([*TO_THE_PAUSE, _call("cancel_skill"), "OK, I've cancelled that."])
-    harness, pause_id = await _paused(tmp_path, model)
+    harness, pause_id = await _paused(store, model)
     result = await harness.send("cancel")
     [resolved] = _withdrawals(result.events, pause_id)
     assert resolved.approved is False
@@ -99,7 +107,7 @@ async def test_cancelling_the_skill_withdraws_its_pause(tmp_path: Path) -> None:
     model.assert_complete()
 
 
-async def test_a_cancel_and_a_resolve_in_one_reply_run_nothing(tmp_path: Path) -> None:
+async def test_a_cancel_and_a_resolve_in_one_reply_run_nothing(store: EventStore) -> None:
     both = {
         "text": None,
         "tool_calls": [
@@ -108,7 +116,7 @@ async def test_a_cancel_and_a_resolve_in_one_reply_run_nothing(tmp_path: Path) -
         ],
     }
     model = ScriptedModel([*TO_THE_PAUSE, both, "Cancelled."])
-    harness, pause_id = await _paused(tmp_path, model)
+    harness, pause_id = await _paused(store, model)
     result = await harness.send("actually no, cancel, well yes")
     refused = [e for e in result.events if isinstance(e, ToolCallRefused)]
     assert [(e.tool_name, e.code) for e in refused] == [
@@ -118,9 +126,9 @@ async def test_a_cancel_and_a_resolve_in_one_reply_run_nothing(tmp_path: Path) -
     assert [e.approved for e in _withdrawals(harness.events, pause_id)] == [False]
 
 
-async def test_a_session_that_expires_withdraws_its_pause(tmp_path: Path) -> None:
+async def test_a_session_that_expires_withdraws_its_pause(store: EventStore) -> None:
     model = ScriptedModel([*TO_THE_PAUSE, "Hello again, how can I help?"])
-    harness, pause_id = await _paused(tmp_path, model)
+    harness, pause_id = await _paused(store, model)
     clock = harness.clock
     assert isinstance(clock, FakeClock)
     clock.advance(31 * 60)  # the example's sessions expire after 30 minutes
@@ -136,10 +144,10 @@ async def test_a_session_that_expires_withdraws_its_pause(tmp_path: Path) -> Non
     assert _switched(harness.events) == []
 
 
-async def test_a_pause_whose_skill_is_still_parked_stays_pending(tmp_path: Path) -> None:
+async def test_a_pause_whose_skill_is_still_parked_stays_pending(store: EventStore) -> None:
     """Parking is not leaving: the interrupted skill's frame stays on the stack."""
     model = ScriptedModel([*TO_THE_PAUSE, _call("activate", target_id="report_outage")])
-    harness, pause_id = await _paused(tmp_path, model)
+    harness, pause_id = await _paused(store, model)
     await harness.send("wait, my internet is down")
     assert harness.state.pending_confirmation is not None
     assert _withdrawals(harness.events, pause_id) == []
@@ -147,11 +155,11 @@ async def test_a_pause_whose_skill_is_still_parked_stays_pending(tmp_path: Path)
     assert [e.pause_id for e in created] == [pause_id]
 
 
-async def test_a_pause_left_without_its_skill_never_runs(tmp_path: Path) -> None:
+async def test_a_pause_left_without_its_skill_never_runs(store: EventStore) -> None:
     """A log where the skill frame is gone but the pause is still pending (written before
     pauses were withdrawn, or cut between the two appends): approving it runs nothing."""
     model = ScriptedModel(TO_THE_PAUSE)
-    harness, pause_id = await _paused(tmp_path, model)
+    harness, pause_id = await _paused(store, model)
     last = await harness.store.last_seq(harness.conversation_id)
     await harness.store.append(harness.conversation_id, last, [StackChanged(frames=())])
     result = await harness.engine.resolve_pause(harness.conversation_id, pause_id, True)
