@@ -9,7 +9,7 @@ A placeholder with no value is never sent: see `render_response`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 
 from keel.events.base import Button
@@ -19,7 +19,7 @@ from keel.memory import MemorySchema, reader_for
 from keel.memory.access import ENGINE_READER
 from keel.memory.values import render_for_prompt
 from keel.project.definition import AgentDefinition
-from keel.project.placeholders import fill_checked
+from keel.project.placeholders import Lookup, fill_checked
 from keel.project.response_delivery import fitting_variants
 from keel.project.response_model import Button as ResponseButton
 from keel.project.response_model import Variant
@@ -36,7 +36,7 @@ def _lookup(
     memory: Mapping[str, object],
     active: str | None,
     extra: Mapping[str, str],
-) -> Callable[[str | None, str], str | None]:
+) -> Lookup:
     def lookup(namespace: str | None, entry: str) -> str | None:
         if namespace is None and entry in extra:
             return extra[entry]
@@ -91,9 +91,7 @@ def render_response(
     return _withheld(_internal_error(definition, state, lookup), name, unfilled)
 
 
-def _filled(
-    name: str, variant: Variant, lookup: Callable[[str | None, str], str | None]
-) -> tuple[BotMessage, tuple[str, ...]]:
+def _filled(name: str, variant: Variant, lookup: Lookup) -> tuple[BotMessage, tuple[str, ...]]:
     """The message of `variant`, and the placeholders it could not fill."""
     missing: list[str] = []
 
@@ -120,7 +118,7 @@ def _filled(
 def _internal_error(
     definition: AgentDefinition,
     state: ConversationState,
-    lookup: Callable[[str | None, str], str | None],
+    lookup: Lookup,
 ) -> BotMessage:
     """`utter_internal_error` (a fixed text if it cannot be filled either)."""
     response = definition.responses.get(INTERNAL_ERROR)
@@ -135,8 +133,3 @@ def _internal_error(
 def _withheld(message: BotMessage, name: str, placeholders: list[str]) -> BotMessage:
     record = {"code": UNFILLED, "response": name, "placeholders": placeholders}
     return replace(message, metadata={**message.metadata, "withheld": record})
-
-
-def withheld(message: BotMessage) -> bool:
-    """`message` stands in for a response that could not be filled."""
-    return "withheld" in message.metadata
