@@ -93,6 +93,8 @@ def create_postgres_engine(
         "pool_size": pool_size,
         "max_overflow": 0,
         "pool_pre_ping": True,
+        # A driver error names the statement, never the event JSON it carried (PII).
+        "hide_parameters": True,
         "connect_args": {"server_settings": settings, "timeout": CONNECT_TIMEOUT_S},
     }
     if autocommit:

@@ -82,7 +82,8 @@ def _tighten(path: Path, private: int) -> None:
 
 def create_sqlite_engine(path: Path) -> AsyncEngine:
     """An async engine on the SQLite file `path`, set up for WAL and explicit transactions."""
-    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    # hide_parameters: a driver error names the statement, never the event JSON it carried.
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}", hide_parameters=True)
     event.listen(engine.sync_engine, "connect", _on_connect)
     event.listen(engine.sync_engine, "begin", _on_begin)
     return engine

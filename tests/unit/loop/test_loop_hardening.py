@@ -387,3 +387,25 @@ async def test_a_store_error_is_logged_with_its_traceback(
     assert "store" in message and "conv-store" in message and turn in message
     assert record.exc_info is not None and isinstance(record.exc_info[1], StoreError)
     assert "disk on fire" in caplog.text and "Traceback" in caplog.text
+
+
+async def test_a_store_error_in_the_log_carries_no_conversation_content(
+    caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """The database driver's error names the statement, never its parameters (the event's
+    JSON: what users said, memory values such as a PIN)."""
+    database = tmp_path / "keel.db"
+    store = await open_store(f"sqlite:///{database}")
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "CREATE TRIGGER no_user_messages BEFORE INSERT ON events "
+            "WHEN NEW.kind = 'user_message' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
+        )
+    harness = ConversationHarness(AGENT, ScriptedModel([]), store=store, conversation_id="c-pii")
+
+    with caplog.at_level(logging.ERROR, logger="keel"), pytest.raises(StoreError) as raised:
+        await harness.send("my PIN is 4711-SECRET")
+
+    assert "disk on fire" in str(raised.value)
+    assert "4711-SECRET" not in str(raised.value)
+    assert "4711-SECRET" not in caplog.text
