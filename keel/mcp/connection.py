@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from keel import __version__
+from keel.llm.errors import MIN_SECRET_CHARS, REDACTED
 from keel.mcp.errors import McpCallFailed, McpServerUnavailable
 from keel.mcp.transport import config_problem, open_transport
 from keel.project.mcp_servers import McpServerConfig
@@ -55,6 +56,7 @@ class McpConnection:
         self._ended = False
         self._failure: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
+        self._secrets = _secrets(config)
 
     @property
     def alive(self) -> bool:
@@ -77,7 +79,8 @@ class McpConnection:
             ) from None
         if not self.alive:
             await self.close()
-            why = describe_failure(self._failure) if self._failure else "it stopped at once"
+            failure = self._failure
+            why = self._clean(describe_failure(failure)) if failure else "it stopped at once"
             raise McpServerUnavailable(f"MCP server '{self.config.name}' cannot be reached: {why}")
 
     async def _own(self) -> None:
@@ -90,9 +93,8 @@ class McpConnection:
         except Exception as exc:  # the transport or handshake failed: recorded, never raised
             self._failure = exc
             if self._client is not None:
-                log.warning(
-                    "MCP server %r: connection lost: %s", self.config.name, describe_failure(exc)
-                )
+                why = self._clean(describe_failure(exc))
+                log.warning("MCP server %r: connection lost: %s", self.config.name, why)
         finally:
             self._client = None
             self._ended = True
@@ -151,18 +153,37 @@ class McpConnection:
         try:
             return await request
         except MCPError as exc:
+            message = self._clean(exc.message)
             if exc.code == CONNECTION_CLOSED:
                 self._ended = True
                 raise McpServerUnavailable(
-                    f"MCP server '{server}' stopped while {what} ran ({exc.message}); "
+                    f"MCP server '{server}' stopped while {what} ran ({message}); "
                     "it is restarted on the next call"
                 ) from None
-            raise McpCallFailed(f"MCP server '{server}' refused {what}: {exc.message}") from None
+            raise McpCallFailed(f"MCP server '{server}' refused {what}: {message}") from None
         except OSError as exc:
             self._ended = True
-            raise McpServerUnavailable(f"MCP server '{server}': {describe_failure(exc)}") from None
+            why = self._clean(describe_failure(exc))
+            raise McpServerUnavailable(f"MCP server '{server}': {why}") from None
         except Exception as exc:  # an odd answer (bad result shape...): the call failed
-            raise McpCallFailed(f"MCP server '{server}', {what}: {describe_failure(exc)}") from None
+            why = self._clean(describe_failure(exc))
+            raise McpCallFailed(f"MCP server '{server}', {what}: {why}") from None
+
+    def _clean(self, text: str) -> str:
+        """`text` (a server's or transport's words) without this server's credentials: it
+        reaches the model, the event log and the server log."""
+        for secret in self._secrets:
+            text = text.replace(secret, REDACTED)
+        return text
+
+
+def _secrets(config: McpServerConfig) -> tuple[str, ...]:
+    """The credentials Keel hands the server: its auth secret and its `env` values."""
+    found = [s.reveal() for s in config.env.values()]
+    if config.auth is not None and config.auth.secret is not None:
+        found.append(config.auth.secret.reveal())
+    # Longest first, so a secret that contains another is replaced whole.
+    return tuple(sorted({s for s in found if len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True))
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -6,9 +6,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import mcp_types
+import pytest
+from mcp.shared.exceptions import MCPError
 from mcp_kit import AGENTS, copy_agent, load
 
 from keel.ids import FakeClock
+from keel.mcp.connection import McpConnection
+from keel.mcp.errors import McpCallFailed, McpServerUnavailable
 from keel.mcp.listing import ListingProblem, ToolListCache, ToolListing
 from keel.mcp.resolve import attach_mcp_tools, used_servers
 from keel.mcp.results import to_tool_result
@@ -212,3 +216,27 @@ def test_a_tool_named_like_a_framework_tool_is_never_offered(tmp_path: Path) -> 
     assert "listen" not in attached.skills["parcels"].tools
     assert [(p.code, p.line) for p in problems] == [("skill.import_tools.unusable_mcp_tool", 9)]
     assert "framework tool name" in problems[0].message
+
+
+async def test_an_mcp_error_never_carries_the_servers_credentials() -> None:
+    """A server (or its transport) that echoes the token or an `env` secret it was given:
+    the error the model, the log and the event see says `[redacted]` instead."""
+    block = (
+        "  - name: depot\n    url: http://127.0.0.1:9/mcp\n    token: ${TOKEN}\n"
+        "  - name: local\n    command: depot\n    env: {DEPOT_KEY: '${KEY}'}\n"
+    )
+    servers, _ = _servers(block, {"TOKEN": "tok-0123456789", "KEY": "key-9876543210"})
+    for config, secret in zip(servers, ("tok-0123456789", "key-9876543210"), strict=True):
+        connection = McpConnection(config, cwd=None, generation=1)
+
+        async def refuse(text: str) -> None:
+            raise MCPError(-32602, text)
+
+        async def break_off(text: str) -> None:
+            raise OSError(text)
+
+        for fail, error in ((refuse, McpCallFailed), (break_off, McpServerUnavailable)):
+            with pytest.raises(error) as raised:
+                await connection._guard(fail(f"bad credential {secret}"), "tool 'stock'")
+            assert secret not in str(raised.value)
+            assert "[redacted]" in str(raised.value)
