@@ -11,9 +11,9 @@ from pathlib import Path
 
 from keel.extract import extractors as ex
 from keel.extract.gazetteers import load_gazetteer
-from keel.extract.spec import ExtractSpec
 from keel.memory import MemoryField
 from keel.memory.coerce import coerce
+from keel.memory.extract_spec import ExtractSpec
 
 _IMPLIED: dict[str, ExtractSpec] = {
     "categorical": ExtractSpec(kind="enum"),

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from keel.extract.spec import ExtractSpec, parse_spec
 from keel.memory.coerce import coerce_value
+from keel.memory.extract_spec import ExtractSpec, parse_spec
 from keel.memory.frozen import freeze
 from keel.memory.schema import (
     FIELD_TYPES,

@@ -1,6 +1,7 @@
 """The `extract:` attribute of a memory entry: which typed extractor may fill it.
 
-Pure. Written in `memory.yml` beside the entry's other attributes:
+Pure (the extractors themselves are `keel.extract`). Written in `memory.yml` beside the
+entry's other attributes:
 
 ```yaml
 email:    {type: text, llm_settable: true, extract: email}

@@ -19,7 +19,7 @@ from dataclasses import field as dc_field
 from types import MappingProxyType
 from typing import Final, Literal, get_args
 
-from keel.extract.spec import ExtractSpec
+from keel.memory.extract_spec import ExtractSpec
 
 FieldType = Literal["text", "bool", "int", "float", "list", "json", "categorical", "any"]
 """The declarable value types (spec §3.2)."""
@@ -75,7 +75,7 @@ class MemoryField:
     anonymization: Mapping[str, object] | None = dc_field(default=None, hash=False)
     """Kept as written (shape unknown, spec §3.2); not interpreted."""
     extract: ExtractSpec | None = dc_field(default=None, hash=False)
-    """Keel: the typed extractor that may fill it without a model (`keel.extract`)."""
+    """Keel: the typed extractor that may fill it without a model (run by `keel.extract`)."""
     file: str = ""
     """Declaring file relative to the project root; empty for system fields."""
     line: int | None = None

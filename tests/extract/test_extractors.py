@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from keel.extract import Ambiguous, Found, Missing
 from keel.extract import extractors as ex
-from keel.extract.spec import parse_spec
+from keel.memory.extract_spec import parse_spec
 
 
 def test_email_number_date_pattern() -> None:
