@@ -17,7 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from keel.embeddings.local import LocalEmbedder
 from keel.embeddings.port import Embedder, EmbeddingError
+from keel.llm.factory import LOCAL_BASE_URLS, api_key_of, normalized, provider_kind
+from keel.llm.tiers import ModelConfigError
 from keel.project.references import LOCAL_EMBEDDING_MODELS, LOCAL_PROVIDERS
 
 if TYPE_CHECKING:
@@ -38,9 +41,6 @@ def embedder_for(definition: AgentDefinition) -> Embedder:
 
 def build_embedder(spec: ModelSpec) -> Embedder:
     """The embedder for one model entry."""
-    from keel.llm.factory import LOCAL_BASE_URLS, api_key_of, normalized, provider_kind
-    from keel.llm.tiers import ModelConfigError
-
     if normalized(spec.provider) in LOCAL_PROVIDERS:
         if spec.model not in LOCAL_EMBEDDING_MODELS:
             raise EmbeddingError(f"the local embedder runs all-MiniLM-L6-v2, not {spec.model!r}")
@@ -55,7 +55,7 @@ def build_embedder(spec: ModelSpec) -> Embedder:
     base_url = spec.api_base or LOCAL_BASE_URLS.get(normalized(spec.provider))
     if kind == "openai" and base_url is None and api_key is None:
         raise EmbeddingError(f"model `{spec.model}`: provider `openai` needs an API key")
-    from keel.embeddings.openai_embedder import OpenAIEmbedder
+    from keel.embeddings.openai_embedder import OpenAIEmbedder  # lazy: the OpenAI SDK
 
     return OpenAIEmbedder(
         model=spec.model, api_key=api_key, base_url=base_url, dimensions=_dimensions(spec)
@@ -72,6 +72,4 @@ def _dimensions(spec: ModelSpec) -> int | None:
 
 
 def _local() -> Embedder:
-    from keel.embeddings.local import LocalEmbedder
-
     return LocalEmbedder()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from keel.embeddings.factory import embedder_for
 from keel.embeddings.port import Embedder, EmbeddingError
 from keel.ids import Clock, SystemClock
 from keel.knowledge.build import BuildReport, Progress, ensure_index
@@ -77,8 +78,6 @@ class ProjectKnowledge:
         """The agent's knowledge base: its configured embedder (`references.embeddings`, else
         the local one), stored beside `event_store` when that is a SQL store, else in the
         process-wide in-memory store."""
-        from keel.embeddings.factory import embedder_for
-
         return cls(
             root=definition.root,
             name=definition.config.id or definition.root.name,
@@ -150,6 +149,6 @@ def index_store_for(event_store: object) -> IndexStore:
     engine = getattr(event_store, "engine", None)
     if engine is None:
         return SHARED_MEMORY_STORE
-    from keel.knowledge.sql_store import SqlIndexStore
+    from keel.knowledge.sql_store import SqlIndexStore  # lazy: SQLAlchemy
 
     return SqlIndexStore(engine)

@@ -28,6 +28,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, replace
 
 from keel.llm.port import Model, ModelRequest, ModelResponse, StreamDone, StreamEvent
+from keel.llm.resilience import FallbackModel, RetryingModel, stream_reply
 from keel.llm.tiers import TIERS, ModelConfigError, resolve
 from keel.project.integrations import IntegrationsConfig
 from keel.project.model_groups import ModelGroup, ModelSpec
@@ -79,7 +80,7 @@ def build_model(spec: ModelSpec, *, timeout: float = 60.0) -> Model:
         raise ModelConfigError(message, provider=spec.provider)
     api_key = api_key_of(spec)
     if kind == "anthropic":
-        from keel.llm.anthropic_messages import AnthropicModel
+        from keel.llm.anthropic_messages import AnthropicModel  # lazy: the Anthropic SDK
 
         return AnthropicModel(
             model=spec.model,
@@ -104,7 +105,7 @@ def build_model(spec: ModelSpec, *, timeout: float = 60.0) -> Model:
 def _openai_chat(
     spec: ModelSpec, *, api_key: str | None, base_url: str | None, timeout: float
 ) -> Model:
-    from keel.llm.openai_chat import OpenAIChatModel
+    from keel.llm.openai_chat import OpenAIChatModel  # lazy: the OpenAI SDK
 
     extra_body = spec.extra.get("extra_body")
     return OpenAIChatModel(
@@ -144,8 +145,6 @@ def _max_tokens(spec: ModelSpec) -> int:
 def build_group(group: ModelGroup, *, timeout: float = 60.0, attempts: int = 3) -> Model:
     """Each model of `group` with retries, tried in order: `FallbackModel` of `RetryingModel`s
     (a single model is just its `RetryingModel`)."""
-    from keel.llm.resilience import FallbackModel, RetryingModel
-
     try:
         models = [
             RetryingModel(build_model(s, timeout=timeout), attempts=attempts) for s in group.models
@@ -208,8 +207,6 @@ class TieredModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The group's stream (a non-streaming group yields one `StreamDone`)."""
-        from keel.llm.resilience import stream_reply
-
         group, model = self.model_for(request.tier)
         async with aclosing(stream_reply(model, request)) as events:
             async for event in events:

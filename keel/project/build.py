@@ -7,7 +7,7 @@ Every problem is a `Diagnostic`; the definition is returned only when there are 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from keel.memory import MemoryField, MemorySchema, parse_project_memory, parse_skill_memory
@@ -181,8 +181,6 @@ def build(
 
 
 def _with_warnings(definition: AgentDefinition, warnings: Sequence[Diagnostic]) -> AgentDefinition:
-    from dataclasses import replace
-
     return replace(definition, warnings=tuple(warnings))
 
 

@@ -74,7 +74,7 @@ class OfflineRouter:
         the weights are loaded on first use, not before)."""
 
         def make() -> Embedder:
-            from keel.embeddings.factory import embedder_for
+            from keel.embeddings.factory import embedder_for  # lazy: numpy, the model
 
             return embedder_for(definition())
 
@@ -96,7 +96,7 @@ class OfflineRouter:
         self, documents: Sequence[SkillDocument], eligible: Sequence[str], text: str
     ) -> tuple[Ranked, ...]:
         """The eligible skills ranked by similarity to `text`."""
-        from keel.routing.index import build_index, scores  # numpy, loaded on first use
+        from keel.routing.index import build_index, scores  # lazy: numpy
 
         embedder = self.embedder
         index = await build_index(embedder, documents)
@@ -106,7 +106,7 @@ class OfflineRouter:
     async def warm(self, documents: Sequence[SkillDocument]) -> None:
         """Load the embedder and embed the skills' texts now (a server does this at startup,
         so its first routed message does not wait for it)."""
-        from keel.routing.index import build_index
+        from keel.routing.index import build_index  # lazy: numpy
 
         await build_index(self.embedder, documents)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from keel.errors import DefinitionError
 from keel.events.base import JsonValue
-from keel.events.fold import ConversationState
+from keel.events.fold import ConversationState, fold
 from keel.events.model import BotMessage, Event
 from keel.ids import Clock, FakeClock, IdSource, SequentialIds
 from keel.llm.port import Model
@@ -78,7 +78,7 @@ class ConversationHarness:
             return
         if not any(skill.mcp_imports for skill in self.definition.skills.values()):
             return
-        from keel.mcp.runtime import McpRuntime
+        from keel.mcp.runtime import McpRuntime  # lazy: the MCP SDK
 
         self._mcp = McpRuntime(self.definition, clock=self.clock)
         self.definition = await self._mcp.open()
@@ -129,8 +129,6 @@ class ConversationHarness:
 
     async def refresh(self) -> None:
         """Re-read the log from the store (after a cancelled turn, for instance)."""
-        from keel.events.fold import fold
-
         self._events = [s.event for s in await self.store.read(self.conversation_id)]
         self._state = fold(self._events)
 

@@ -27,6 +27,10 @@ import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
+from keel.tools.context import ToolContext, current_tool_context
+from keel.tools.decorator import tool
+from keel.tools.result import InvalidMemoryValue, ToolResult
+
 _DOC = "Served by keel.tools.compat: Mantle names backed by Keel's tool API."
 _PACKAGES = frozenset(
     {
@@ -43,16 +47,10 @@ COMPAT_ATTRIBUTE = "__keel_compat__"
 
 
 def _decorator_exports() -> dict[str, object]:
-    from keel.tools.context import ToolContext
-    from keel.tools.decorator import tool
-    from keel.tools.result import InvalidMemoryValue
-
     return {"tool": tool, "ToolContext": ToolContext, "InvalidMemoryValue": InvalidMemoryValue}
 
 
 def _result_exports() -> dict[str, object]:
-    from keel.tools.result import InvalidMemoryValue, ToolResult
-
     return {"ToolResult": ToolResult, "InvalidMemoryValue": InvalidMemoryValue}
 
 
@@ -61,8 +59,6 @@ def _tools_package_exports() -> dict[str, object]:
 
 
 def _turn_context_exports() -> dict[str, object]:
-    from keel.tools.context import current_tool_context
-
     return {"current_turn_context": current_tool_context}
 
 
