@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from keel.errors import RunError
 from keel.events.base import StackFrame
-from keel.events.model import ConversationStateChanged, PausePointCreated, PausePointResolved
+from keel.events.model import (
+    ConversationStateChanged,
+    Event,
+    PausePointCreated,
+    PausePointResolved,
+    StepAdvanced,
+)
 from keel.llm.none import has_model
 from keel.loop import lifecycle, stack
+from keel.loop.confirmations import held_by_denial
 from keel.loop.machine import (
     collect_known,
     fill_parameters,
@@ -52,13 +59,25 @@ MAX_STEPS = 200
 
 async def deterministic_pass(t: TurnContext) -> Next:
     """Run steps until one needs the user or the model; returns what to do next."""
+    # The turn's first pass may start with the steps a denial held back (spec §5.6 step 3).
+    t.after_denial = t.passes == 0 and _resumes_held_block(t)
+    t.passes += 1
+    try:
+        return await _pass(t)
+    finally:
+        t.after_denial = False
+
+
+async def _pass(t: TurnContext) -> Next:
     for _ in range(MAX_STEPS):
         if lifecycle.resume_offer(t) is not None:
             # The offer is a question: wait for the answer, then let the model read it.
             return Next.WAIT if lifecycle.offered_this_turn(t) else Next.MODEL
         frame = stack.top(t.state)
         if frame is None:
-            return Next.WAIT if t.delivered else Next.MODEL
+            # What a held block said closed the denied request; this message still needs
+            # its answer (routing or the model), as when nothing was said.
+            return Next.WAIT if t.delivered and not t.after_denial else Next.MODEL
         outcome = await (
             _block_frame(t, frame) if frame.type == "ordered_block" else _skill_frame(t, frame)
         )
@@ -100,22 +119,41 @@ async def _block_end(t: TurnContext, skill: Skill) -> Next:
     return Next.CONTINUE
 
 
-def _held(t: TurnContext, frame: StackFrame) -> bool:
+def held(t: TurnContext, frame: StackFrame) -> bool:
     """This turn denied a confirmation one of `frame`'s `execute_tool` steps asked for: the
     block waits for the next message (spec §5.6 step 3, the turn ends on a denial)."""
-    events = t.recorder.events
-    denied = {e.pause_id for e in events if isinstance(e, PausePointResolved) and not e.approved}
-    return bool(denied) and any(
-        isinstance(e, PausePointCreated)
-        and e.pause_id in denied
-        and e.frame_id == frame.frame_id
-        and e.execute_step_id is not None
-        for e in t.all_events()
-    )
+    return any(pause.frame_id == frame.frame_id for pause in held_by_denial(t))
+
+
+def _resumes_held_block(t: TurnContext) -> bool:
+    """The top frame is a block a denial held in an earlier request, its pointer still where
+    the denial put it: its steps are what is left of the denied request."""
+    frame = stack.top_block(t.state)
+    if frame is None:
+        return False
+    advanced = 0
+    for event in reversed(t.history):
+        if isinstance(event, StepAdvanced) and event.frame_id == frame.frame_id:
+            advanced += 1
+            if advanced > 1:
+                return False
+        elif isinstance(event, PausePointResolved):
+            asked = _asked_by(t.history, event.pause_id)
+            if asked is not None and asked.frame_id == frame.frame_id:
+                # A denial moves the pointer once (`keel.loop.confirmations`); then nothing.
+                return not event.approved and asked.execute_step_id is not None and advanced == 1
+    return False
+
+
+def _asked_by(events: tuple[Event, ...], pause_id: str) -> PausePointCreated | None:
+    for event in reversed(events):
+        if isinstance(event, PausePointCreated) and event.pause_id == pause_id:
+            return event
+    return None
 
 
 async def _block_frame(t: TurnContext, frame: StackFrame) -> Next:
-    if _held(t, frame):
+    if held(t, frame):
         # The model words a denial that has no response; with none, the turn just ends.
         return Next.MODEL if has_model(t.model) else Next.WAIT
     found = frame_block(t.definition, frame)

@@ -67,7 +67,9 @@ async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
     await after_pop(t)
     finished = t.definition.skill(skill_id)
     engine_managed = finished is not None and finished.document.routing.engine_managed
-    if not t.state.stack and completed and not engine_managed:
+    # Steps a denial held back (spec §5.6) end the denied request: the user has already said
+    # what comes next, so default_completed does not ask; the loop handles the message.
+    if not t.state.stack and completed and not engine_managed and not t.after_denial:
         done = t.definition.skill(DEFAULT_COMPLETED)
         if done is not None:
             await activate(t, DEFAULT_COMPLETED, interrupt=False)

@@ -77,6 +77,11 @@ class TurnContext:
     """Texts of canned (verbatim) replies sent this turn, for the reminder."""
     entered: set[tuple[str, str]] = field(default_factory=set)
     """(frame id, step id) pairs the pointer reached during this turn."""
+    passes: int = 0
+    """Deterministic passes started in this turn."""
+    after_denial: bool = False
+    """The running pass is the turn's first and runs the steps a denial in an earlier turn
+    held back (`keel.loop.blocks_run`): what they finish is not this message's answer."""
     already_collected: list[str] = field(default_factory=list)
     transcript: list[Message] = field(default_factory=list)
     """This turn's assistant tool calls and tool results, in model format."""

@@ -56,12 +56,17 @@ async def _asked(store: EventStore, book: str, *replies: object) -> Conversation
 
 
 async def test_a_block_action_after_a_denial_is_not_sent_unfilled(store: EventStore) -> None:
-    harness = await _asked(store, "Dune", _call("resolve_tool_confirmation", confirmed=False))
+    harness = await _asked(
+        store, "Dune", _call("resolve_tool_confirmation", confirmed=False), "You're welcome."
+    )
     denied = await harness.send("no")
     assert [m.text for m in _messages(denied.events)] == ["OK, I left Dune as it is."]
     later = await harness.send("thanks")
     sent = _messages(later.events)
     assert all("{" not in m.text for m in sent), [m.text for m in sent]
+    # The block's last step, then the message answered (the turn after a denial).
+    assert [m.text for m in sent][1:] == ["You're welcome."]
+    assert later.state.last_stop_reason == "end_turn"
     replaced = sent[0]
     assert replaced.text == INTERNAL_ERROR
     assert replaced.utter_action == "utter_internal_error"
