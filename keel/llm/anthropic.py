@@ -4,32 +4,127 @@
     response = await model.complete(request)
     async for event in model.stream(request): ...
 
-Requests are converted by `keel.llm.anthropic_request`, replies by `anthropic_response` and
-`anthropic_stream`. The SDK's own retries are off (`max_retries=0`): retrying with backoff
-and falling back is Keel's job, one layer up, so one `complete` is one HTTP request. Every SDK
-failure leaves this module as a `keel.llm.ModelError` (`keel.llm.anthropic_errors`).
+The SDK's own retries are off (`max_retries=0`): retrying with backoff and falling back is
+Keel's job, one layer up, so one `complete` is one HTTP request. Every SDK failure leaves this
+module as a `keel.llm.ModelError`.
+
+Requests: a `ModelRequest` (OpenAI Chat message shapes) becomes Messages API parameters.
+
+    system messages        -> the `system` parameter, joined with blank lines, in order
+    user                   -> a user turn with one text block
+    assistant              -> an assistant turn: its text block, then one `tool_use` block per
+                              tool call, `input` being the parsed `arguments` JSON
+    tool (one or more)     -> a user turn of `tool_result` blocks {tool_use_id, content}
+    tools                  -> [{name, description, input_schema}]
+
+The Messages API wants user and assistant turns to alternate, so consecutive turns of the same
+role are merged into one (several tool results become one user turn; a user message that
+follows tool results joins their turn). Within a merged user turn the `tool_result` blocks
+come first, as the API requires. Empty text is left out (the API rejects empty text blocks),
+and a turn left with no blocks is dropped.
+
+Tool-call `arguments` that are not a JSON object (malformed JSON from an earlier reply, or a
+bare value) are sent as `input: {}`: the API accepts only objects there, and refusing the whole
+request would strand the conversation on a bad earlier reply. The tool result that follows
+still tells the model what happened.
+
+Replies: text blocks are joined in order (no separator: they are consecutive pieces of one
+reply); `tool_use` blocks become `ToolCall`s whose `arguments` is `json.dumps(input)`. Other
+block kinds (thinking, server tools) carry nothing the engine uses and are skipped.
+
+Stop reasons: `end_turn`, `tool_use`, `max_tokens` and `refusal` keep their names;
+`stop_sequence` is a normal end (`end_turn`); `model_context_window_exceeded` truncated the
+reply like `max_tokens` and is reported as such; a missing reason is `end_turn`; any other
+reason (e.g. `pause_turn`) is passed through unchanged.
+
+Streams: the wire sequence is `message_start`, then per content block `content_block_start`,
+`content_block_delta`s and `content_block_stop`, then `message_delta` (stop reason, output
+usage) and `message_stop`. `StreamAssembler.feed` turns each event into zero or more
+`TextDelta` / `ToolCallDelta` values:
+
+    text_delta                       -> TextDelta(text)
+    content_block_start (tool_use)   -> ToolCallDelta(index, id, name)
+    input_json_delta                 -> ToolCallDelta(index, arguments=partial_json)
+
+`ToolCallDelta.index` counts tool calls within the reply (0, 1, ...), as in the OpenAI
+adapter, not Anthropic's content-block index (which also counts text blocks).
+`StreamAssembler.response` gives the assembled reply; a tool call whose input arrived in no
+delta keeps the JSON of the start block's `input` (`{}` for an empty one).
+
+Errors: SDK failures map onto Keel's model error tree.
+
+    anthropic SDK                                   Keel
+    RateLimitError (429, rate_limit_error)          RateLimited
+    InternalServerError, any 5xx, 529 overloaded,   ProviderUnavailable
+      api_error, APIConnectionError
+    APITimeoutError, 408                            ModelTimeout
+    BadRequestError and other 4xx                   InvalidModelRequest
+      ... "prompt is too long" / context limit      ContextTooLong
+    AuthenticationError, PermissionDeniedError,     AuthenticationFailed
+      no credentials configured
+
+An `error` event inside a stream arrives with the HTTP status of the stream (200); it is
+classified by its `error.type` and given the status Anthropic documents for that type
+(`overloaded_error` -> 529, ...). Transport failures the SDK does not wrap (a read timeout
+or a dropped connection while a stream is being read) map like their wrapped forms.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import importlib
+import json
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import anthropic
-from anthropic.types import RawMessageStreamEvent
-
-from keel.llm.anthropic_errors import (
-    PROVIDER,
-    TRANSLATED,
-    missing_credentials,
-    translate,
+from anthropic.types import (
+    ContentBlockParam,
+    InputJSONDelta,
+    MessageParam,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStopEvent,
+    RawMessageStreamEvent,
+    TextBlock,
+    TextBlockParam,
+    ToolParam,
+    ToolResultBlockParam,
+    ToolUseBlock,
+    ToolUseBlockParam,
 )
-from keel.llm.anthropic_request import AnthropicRequest, to_anthropic
-from keel.llm.anthropic_response import from_message
-from keel.llm.anthropic_stream import StreamAssembler
-from keel.llm.errors import ModelError, ProviderUnavailable, without_secret
-from keel.llm.port import ModelRequest, ModelResponse, StreamDone, StreamEvent
+from anthropic.types import Message as WireMessage
+from anthropic.types import TextDelta as WireTextDelta
+
+from keel.llm.errors import (
+    AuthenticationFailed,
+    ContextTooLong,
+    InvalidModelRequest,
+    ModelError,
+    ModelTimeout,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    without_secret,
+)
+from keel.llm.port import (
+    AssistantChatMessage,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    StreamDone,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSchema,
+    Usage,
+)
+
+PROVIDER = "anthropic"
 
 
 class AnthropicModel:
@@ -164,3 +259,355 @@ def _reraise_missing_credentials(error: TypeError) -> NoReturn:
     if mapped is None:
         raise error
     raise mapped from error
+
+
+# Requests: ModelRequest -> Messages API parameters.
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AnthropicRequest:
+    """The request-specific parameters of `messages.create`."""
+
+    system: str | None
+    messages: tuple[MessageParam, ...]
+    tools: tuple[ToolParam, ...]
+
+
+def to_anthropic(request: ModelRequest) -> AnthropicRequest:
+    """The Messages API parameters for `request`."""
+    system = [m["content"] for m in request.messages if m["role"] == "system" and m["content"]]
+    return AnthropicRequest(
+        system="\n\n".join(system) if system else None,
+        messages=tuple(_turns(request.messages)),
+        tools=tuple(tool_param(tool) for tool in request.tools),
+    )
+
+
+def _turns(messages: Sequence[Message]) -> list[MessageParam]:
+    turns: list[tuple[Role, list[ContentBlockParam]]] = []
+    for message in messages:
+        converted = _blocks(message)
+        if converted is None or not converted[1]:
+            continue
+        role, blocks = converted
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
+        else:
+            turns.append((role, blocks))
+    return [_message_param(role, blocks) for role, blocks in turns]
+
+
+def _blocks(message: Message) -> tuple[Role, list[ContentBlockParam]] | None:
+    if message["role"] == "system":
+        return None
+    if message["role"] == "user":
+        return "user", _text(message["content"])
+    if message["role"] == "tool":
+        result: ToolResultBlockParam = {
+            "type": "tool_result",
+            "tool_use_id": message["tool_call_id"],
+            "content": message["content"],
+        }
+        return "user", [result]
+    return "assistant", _assistant_blocks(message)
+
+
+def _assistant_blocks(message: AssistantChatMessage) -> list[ContentBlockParam]:
+    blocks = _text(message["content"])
+    for call in message.get("tool_calls", []):
+        block: ToolUseBlockParam = {
+            "type": "tool_use",
+            "id": call["id"],
+            "name": call["function"]["name"],
+            "input": tool_input(call["function"]["arguments"]),
+        }
+        blocks.append(block)
+    return blocks
+
+
+def _text(content: str | None) -> list[ContentBlockParam]:
+    if not content:
+        return []
+    block: TextBlockParam = {"type": "text", "text": content}
+    return [block]
+
+
+def _message_param(role: Role, blocks: list[ContentBlockParam]) -> MessageParam:
+    if role == "assistant":
+        return {"role": "assistant", "content": blocks}
+    # tool_result blocks must open a user turn; the sort is stable for the rest.
+    ordered = sorted(blocks, key=lambda block: block["type"] != "tool_result")
+    return {"role": "user", "content": ordered}
+
+
+def tool_input(arguments: str) -> dict[str, object]:
+    """The `tool_use.input` for raw `arguments` JSON: the object, or `{}` if it is not one."""
+    try:
+        parsed: object = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {}
+    return _plain(parsed) if isinstance(parsed, dict) else {}
+
+
+def tool_param(tool: ToolSchema) -> ToolParam:
+    """A tool definition; the schema gets `"type": "object"` when it does not say."""
+    schema: dict[str, object] = {"type": "object", **_plain(tool.parameters)}
+    param: ToolParam = {"name": tool.name, "input_schema": schema}
+    if tool.description:
+        param["description"] = tool.description
+    return param
+
+
+def _plain(mapping: Mapping[str, object]) -> dict[str, object]:
+    """A JSON-serialisable copy (read-only mappings and tuples become dicts and lists)."""
+    return {str(key): _plain_value(value) for key, value in mapping.items()}
+
+
+def _plain_value(value: object) -> object:
+    if isinstance(value, Mapping):
+        return _plain(value)
+    if isinstance(value, list | tuple):
+        return [_plain_value(item) for item in value]
+    return value
+
+
+# Replies: a complete Messages API reply -> ModelResponse.
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "stop_sequence": "end_turn",
+    "model_context_window_exceeded": "max_tokens",
+}
+
+
+def stop_reason(reason: str | None) -> str:
+    """Keel's stop reason for an Anthropic `stop_reason`."""
+    if reason is None:
+        return "end_turn"
+    return _STOP_REASONS.get(reason, reason)
+
+
+def arguments_text(tool_input: object) -> str:
+    """A tool call's `arguments` JSON text for a `tool_use.input` value."""
+    return json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False)
+
+
+def from_message(message: WireMessage) -> ModelResponse:
+    """The `ModelResponse` for a complete (non-streamed) Messages API reply."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ToolUseBlock):
+            calls.append(
+                ToolCall(id=block.id, name=block.name, arguments=arguments_text(block.input))
+            )
+    text = "".join(texts)
+    return ModelResponse(
+        text=text or None,
+        tool_calls=tuple(calls),
+        stop_reason=stop_reason(message.stop_reason),
+        usage=Usage(
+            input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
+        ),
+        model=message.model,
+    )
+
+
+# Streams: Messages API stream events -> stream deltas and the assembled reply.
+
+
+@dataclass(kw_only=True, slots=True)
+class _PendingCall:
+    index: int
+    id: str
+    name: str
+    start_input: object
+    arguments: str = ""
+
+
+class StreamAssembler:
+    """Running state of one streamed reply."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, _PendingCall] = {}  # by content-block index
+        self._model = ""
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._stop_reason: str | None = None
+        self.finished = False
+        """Whether `message_stop` has arrived."""
+
+    def feed(self, event: RawMessageStreamEvent) -> list[TextDelta | ToolCallDelta]:
+        """The deltas `event` carries (often none)."""
+        if isinstance(event, RawContentBlockDeltaEvent):
+            return self._delta(event)
+        if isinstance(event, RawContentBlockStartEvent):
+            return self._block_start(event)
+        if isinstance(event, RawMessageStartEvent):
+            self._model = event.message.model
+            self._input_tokens = event.message.usage.input_tokens
+            self._output_tokens = event.message.usage.output_tokens
+        elif isinstance(event, RawMessageDeltaEvent):
+            self._stop_reason = event.delta.stop_reason
+            self._output_tokens = event.usage.output_tokens
+            if event.usage.input_tokens is not None:
+                self._input_tokens = event.usage.input_tokens
+        elif isinstance(event, RawMessageStopEvent):
+            self.finished = True
+        return []
+
+    def _block_start(self, event: RawContentBlockStartEvent) -> list[TextDelta | ToolCallDelta]:
+        block = event.content_block
+        if not isinstance(block, ToolUseBlock):
+            return []
+        call = _PendingCall(
+            index=len(self._calls), id=block.id, name=block.name, start_input=block.input
+        )
+        self._calls[event.index] = call
+        return [ToolCallDelta(index=call.index, id=call.id, name=call.name)]
+
+    def _delta(self, event: RawContentBlockDeltaEvent) -> list[TextDelta | ToolCallDelta]:
+        delta = event.delta
+        if isinstance(delta, WireTextDelta):
+            self._text.append(delta.text)
+            return [TextDelta(text=delta.text)] if delta.text else []
+        call = self._calls.get(event.index)
+        if isinstance(delta, InputJSONDelta) and call is not None:
+            call.arguments += delta.partial_json
+            if delta.partial_json:
+                return [ToolCallDelta(index=call.index, arguments=delta.partial_json)]
+        return []
+
+    def response(self) -> ModelResponse:
+        """The reply assembled from the events fed so far."""
+        calls = tuple(
+            ToolCall(
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments or arguments_text(call.start_input),
+            )
+            for call in self._calls.values()
+        )
+        text = "".join(self._text)
+        return ModelResponse(
+            text=text or None,
+            tool_calls=calls,
+            stop_reason=stop_reason(self._stop_reason),
+            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            model=self._model,
+        )
+
+
+# Errors: SDK and transport failures -> Keel's model error tree.
+
+_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+"""The HTTP status Anthropic documents for each `error.type`."""
+
+_CONTEXT_TOO_LONG = re.compile(
+    r"prompt is too long|exceeds? (the )?(model'?s? )?context (limit|window)", re.IGNORECASE
+)
+
+
+def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """(timeout classes, transport classes) of the HTTP libraries the SDK may be built on.
+
+    Recent SDKs use `httpx2`, older ones `httpx`; a stream being read can raise theirs
+    directly, so both are recognised when installed."""
+    timeouts: list[type[Exception]] = []
+    transports: list[type[Exception]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # pragma: no cover - depends on the installed SDK
+            continue
+        timeouts.append(module.TimeoutException)
+        transports.append(module.TransportError)
+    return tuple(timeouts), tuple(transports)
+
+
+_TIMEOUTS, _TRANSPORTS = _transport_errors()
+
+TRANSLATED: tuple[type[Exception], ...] = (anthropic.AnthropicError, *_TRANSPORTS)
+"""The exception classes `translate` knows; adapters catch exactly these."""
+
+
+def translate(error: Exception) -> ModelError:
+    """The Keel error for an SDK (or underlying transport) exception."""
+    if isinstance(error, anthropic.APITimeoutError) or isinstance(error, _TIMEOUTS):
+        return ModelTimeout(f"{PROVIDER}: the model did not answer in time")
+    if isinstance(error, anthropic.APIConnectionError) or isinstance(error, _TRANSPORTS):
+        return ProviderUnavailable(f"{PROVIDER}: connection failed: {error}", provider=PROVIDER)
+    if isinstance(error, anthropic.APIStatusError):
+        return from_status(error.status_code, error.body, fallback=str(error))
+    if isinstance(error, anthropic.CredentialsError):
+        return AuthenticationFailed(f"{PROVIDER}: {error}", provider=PROVIDER)
+    return ProviderError(f"{PROVIDER}: {error}", provider=PROVIDER)
+
+
+def missing_credentials(error: TypeError) -> AuthenticationFailed | None:
+    """The SDK raises a bare `TypeError` when no API key is configured at all."""
+    if "authentication" not in str(error).lower():
+        return None
+    return AuthenticationFailed(
+        f"{PROVIDER}: no credentials (pass api_key or set ANTHROPIC_API_KEY)", provider=PROVIDER
+    )
+
+
+def from_status(status: int, body: object, *, fallback: str = "") -> ModelError:
+    """The Keel error for an error response (`status`) or stream `error` event (`body`)."""
+    error_type, message = error_details(body)
+    if status < 400:
+        status = _TYPE_STATUS.get(error_type or "", 500)
+    text = f"{PROVIDER}: {message or fallback or f'HTTP {status}'}"
+    kind = _classify(status, error_type)
+    if kind is None:
+        return ModelTimeout(text)
+    if kind is InvalidModelRequest and _CONTEXT_TOO_LONG.search(message or fallback):
+        kind = ContextTooLong
+    return kind(text, status=status, provider=PROVIDER)
+
+
+def _classify(status: int, error_type: str | None) -> type[ProviderError] | None:
+    """The error class for a failed response; `None` means the provider timed out (408)."""
+    if error_type == "rate_limit_error" or status == 429:
+        return RateLimited
+    if error_type in ("overloaded_error", "api_error", "timeout_error") or status >= 500:
+        return ProviderUnavailable
+    if error_type in ("authentication_error", "permission_error") or status in (401, 403):
+        return AuthenticationFailed
+    if status == 408:
+        return None
+    return InvalidModelRequest
+
+
+def error_details(body: object) -> tuple[str | None, str | None]:
+    """`(error.type, error.message)` of an Anthropic error body, when it has them."""
+    if not isinstance(body, dict):
+        return None, None
+    error = body.get("error")
+    if not isinstance(error, dict):
+        return None, None
+    error_type, message = error.get("type"), error.get("message")
+    return (
+        error_type if isinstance(error_type, str) else None,
+        message if isinstance(message, str) else None,
+    )

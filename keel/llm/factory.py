@@ -80,7 +80,7 @@ def build_model(spec: ModelSpec, *, timeout: float = 60.0) -> Model:
         raise ModelConfigError(message, provider=spec.provider)
     api_key = api_key_of(spec)
     if kind == "anthropic":
-        from keel.llm.anthropic_messages import AnthropicModel  # lazy: the Anthropic SDK
+        from keel.llm.anthropic import AnthropicModel  # lazy: the Anthropic SDK
 
         return AnthropicModel(
             model=spec.model,
@@ -105,7 +105,7 @@ def build_model(spec: ModelSpec, *, timeout: float = 60.0) -> Model:
 def _openai_chat(
     spec: ModelSpec, *, api_key: str | None, base_url: str | None, timeout: float
 ) -> Model:
-    from keel.llm.openai_chat import OpenAIChatModel  # lazy: the OpenAI SDK
+    from keel.llm.openai import OpenAIChatModel  # lazy: the OpenAI SDK
 
     extra_body = spec.extra.get("extra_body")
     return OpenAIChatModel(

@@ -15,7 +15,7 @@ from types import MappingProxyType
 import pytest
 
 from keel.llm.errors import InvalidModelRequest, ProviderUnavailable
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 from keel.llm.port import (
     ModelRequest,
     ModelResponse,

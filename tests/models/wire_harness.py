@@ -15,7 +15,7 @@ from pathlib import Path
 from keel.events.base import JsonValue
 from keel.events.model import Event
 from keel.llm.factory import TieredModel
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 from keel.llm.port import Model
 from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition

@@ -26,7 +26,7 @@ from keel.llm import (
     tool_message,
     user_message,
 )
-from keel.llm.anthropic_messages import AnthropicModel
+from keel.llm.anthropic import AnthropicModel
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import StreamingModel
 

@@ -24,7 +24,7 @@ from anthropic_server import (
 )
 
 from keel.llm import ModelRequest, ToolCall, ToolSchema, Usage, user_message
-from keel.llm.anthropic_messages import AnthropicModel
+from keel.llm.anthropic import AnthropicModel
 from keel.llm.errors import (
     ContextTooLong,
     ModelError,

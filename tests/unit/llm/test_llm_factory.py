@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-import keel.llm.anthropic_messages
+import keel.llm.anthropic
 import keel.llm.factory
-import keel.llm.openai_chat
+import keel.llm.openai
 from keel.llm import Model, ModelError, ModelRequest, ModelResponse, user_message
 from keel.llm.errors import AuthenticationFailed
 from keel.llm.factory import (
@@ -55,8 +55,8 @@ class AnthropicDouble(RecordingAdapter):
 
 @pytest.fixture
 def adapters(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(keel.llm.openai_chat, "OpenAIChatModel", OpenAIDouble)
-    monkeypatch.setattr(keel.llm.anthropic_messages, "AnthropicModel", AnthropicDouble)
+    monkeypatch.setattr(keel.llm.openai, "OpenAIChatModel", OpenAIDouble)
+    monkeypatch.setattr(keel.llm.anthropic, "AnthropicModel", AnthropicDouble)
 
 
 def spec(provider: str, model: str = "m", **fields: Any) -> ModelSpec:
@@ -176,8 +176,8 @@ def test_unset_key_variable_is_a_config_error_without_the_value() -> None:
 
 
 def test_real_adapters_are_built_offline() -> None:
-    from keel.llm.anthropic_messages import AnthropicModel
-    from keel.llm.openai_chat import OpenAIChatModel
+    from keel.llm.anthropic import AnthropicModel
+    from keel.llm.openai import OpenAIChatModel
 
     local = build_model(spec("ollama", "qwen2.5"))
     assert isinstance(local, OpenAIChatModel) and local.model == "qwen2.5"

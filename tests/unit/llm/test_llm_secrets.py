@@ -17,9 +17,9 @@ from openai_server import FakeOpenAIServer
 from openai_server import serve as serve_openai
 
 from keel.llm import ModelRequest, user_message
-from keel.llm.anthropic_messages import AnthropicModel
+from keel.llm.anthropic import AnthropicModel
 from keel.llm.errors import AuthenticationFailed, ModelError, without_secret
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 
 SECRET = "sk-live-TOPSECRET888"
 REQUEST = ModelRequest(messages=(user_message("hi"),))

@@ -21,7 +21,7 @@ from keel.llm import (
     user_message,
 )
 from keel.llm.errors import ProviderUnavailable
-from keel.llm.openai_chat import PLACEHOLDER_API_KEY, OpenAIChatModel
+from keel.llm.openai import PLACEHOLDER_API_KEY, OpenAIChatModel
 
 LOOKUP = ToolSchema(
     name="lookup_order",

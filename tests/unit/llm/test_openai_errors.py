@@ -20,7 +20,7 @@ from keel.llm.errors import (
     ProviderUnavailable,
     RateLimited,
 )
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 
 REQUEST = ModelRequest(messages=(user_message("hi"),))
 

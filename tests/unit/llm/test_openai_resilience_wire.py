@@ -10,7 +10,7 @@ from openai_server import FakeOpenAIServer, chunk, completion, serve
 
 from keel.llm import ModelRequest, user_message
 from keel.llm.errors import InvalidModelRequest
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 from keel.llm.port import StreamDone, StreamEvent, TextDelta
 from keel.llm.resilience import FallbackModel, RetryingModel
 

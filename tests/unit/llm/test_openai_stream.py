@@ -9,7 +9,7 @@ from openai_server import FakeOpenAIServer, chunk, serve, tool_delta
 
 from keel.llm import ModelRequest, ModelResponse, ToolCall, ToolSchema, Usage, user_message
 from keel.llm.errors import ContextTooLong, ProviderUnavailable, RateLimited
-from keel.llm.openai_chat import OpenAIChatModel
+from keel.llm.openai import OpenAIChatModel
 from keel.llm.port import StreamDone, StreamEvent, TextDelta, ToolCallDelta
 
 WEATHER = ToolSchema(
