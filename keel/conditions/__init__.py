@@ -8,15 +8,12 @@ A condition is a one-line, Python-like expression over memory references
 handed to Python's own parser or evaluator.
 """
 
-from keel.conditions.condition import Condition
-from keel.conditions.errors import ERROR_CODES, ConditionSyntaxError, Unreadable
-from keel.conditions.evaluation import Outcome, evaluate, holds
-from keel.conditions.names import Reference
-from keel.conditions.nodes import (
+from keel.conditions.condition import (
     And,
     Compare,
     CompareOp,
     Comparison,
+    Condition,
     Constant,
     MemoryRef,
     Node,
@@ -24,8 +21,10 @@ from keel.conditions.nodes import (
     Or,
     walk,
 )
+from keel.conditions.errors import ERROR_CODES, ConditionSyntaxError, Unreadable
+from keel.conditions.evaluation import MemoryReader, Outcome, evaluate, holds, read_from_mapping
+from keel.conditions.names import Reference
 from keel.conditions.parse import MAX_DEPTH, parse_condition
-from keel.conditions.reading import MemoryReader, read_from_mapping
 
 __all__ = [
     "ERROR_CODES",

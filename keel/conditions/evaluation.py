@@ -1,15 +1,40 @@
 """Evaluating a parsed condition against memory, with Python semantics, failing closed.
 
-Every reference is read before anything is evaluated, so an unreadable reference closes
-the condition even where Python would short-circuit past it (`True or session.x.y`).
+Memory is read through a `MemoryReader` callable (`read_from_mapping` builds one from a
+mapping). Every reference is read before anything is evaluated, so an unreadable reference
+closes the condition even where Python would short-circuit past it (`True or session.x.y`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from enum import Enum
+from typing import TypeAlias
 
 from keel.conditions.condition import Condition
-from keel.conditions.reading import MemoryReader
+from keel.conditions.errors import Unreadable
+from keel.conditions.names import Reference
+
+MemoryReader: TypeAlias = Callable[[Reference], object]
+"""Returns the current value of a reference, None when unset; raises `Unreadable` when the
+caller may not read it."""
+
+
+def read_from_mapping(
+    values: Mapping[str, object],
+    readable: Callable[[Reference], bool] | None = None,
+) -> MemoryReader:
+    """A reader over `values` keyed `namespace.entry`; missing keys read as None.
+
+    With `readable`, every reference for which it returns False raises `Unreadable`.
+    """
+
+    def read(reference: Reference) -> object:
+        if readable is not None and not readable(reference):
+            raise Unreadable(reference)
+        return values.get(reference.key)
+
+    return read
 
 
 class Outcome(Enum):
