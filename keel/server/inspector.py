@@ -5,11 +5,21 @@ and the id that key chose; the owner `~` addresses a log written outside the ser
 null in the listing). `events` answers the log like the chat API's, `state?seq=N` the fold
 of the log up to event N (memory pii masked), and `stream` every log event as a `logged`
 frame: the log after the resume point, then new events as they are appended, until the
-client leaves (`keel.server.inspector_stream`).
+client leaves.
+
+The stream follows the log, the source of truth: each round reads the store after the last
+seq sent, then waits for a reason to look again. Reasons: the conversation's running turn
+pushed to its feed (events of this process's turns arrive at once), a run started in this
+process (its next turn), or `POLL_SECONDS` passed (turns run by other worker processes).
+When nothing was sent for `KEEP_ALIVE_SECONDS` a comment is sent so proxies keep the
+connection. The generator never ends by itself: `EventStream` closes it when the client
+leaves.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Path, Query
@@ -19,8 +29,9 @@ from keel.events.fold import fold
 from keel.server.conversations import MAX_SEQ, known_last_seq, resume_point
 from keel.server.deps import AdminKey, Runtime
 from keel.server.errors import ERROR_RESPONSES, ApiError
-from keel.server.inspector_stream import follow_log
 from keel.server.owners import store_key
+from keel.server.runtime import ServerRuntime
+from keel.server.sse import KEEP_ALIVE, encode_log_entry, render
 from keel.server.sse_response import SSE_MEDIA_TYPE, EventStream
 from keel.server.views import events_reply, state_at_reply
 from keel.server.wire import ErrorReply, EventsReply, StateAtReply
@@ -140,3 +151,41 @@ async def get_stream(
     start = resume_point(last_event_id, after)
     await known_last_seq(runtime, key)
     return EventStream(follow_log(runtime, key, start))
+
+
+# Following the log (the `stream` endpoint).
+
+POLL_SECONDS = 1.0
+"""How often the store is read when nothing in this process signals a change."""
+
+KEEP_ALIVE_SECONDS = 15.0
+"""Quiet time after which a keep-alive comment is sent."""
+
+
+async def follow_log(runtime: ServerRuntime, key: str, after: int) -> AsyncIterator[str]:
+    """SSE text: every event of conversation `key` after seq `after`, then new ones."""
+    loop = asyncio.get_running_loop()
+    last, last_write = after, loop.time()
+    while True:
+        # Take the wake-up signals before reading, so an append in between is not missed.
+        signals = [runtime.runs.next_start()]
+        run = runtime.runs.active(key)
+        if run is not None and not run.feed.finished:
+            signals.append(run.feed.next_push())
+        for stored in await runtime.store.read(key, after_seq=last):
+            yield render(encode_log_entry(stored.seq, stored.event))
+            last, last_write = stored.seq, loop.time()
+        if loop.time() - last_write >= KEEP_ALIVE_SECONDS:
+            yield KEEP_ALIVE
+            last_write = loop.time()
+        await first_set(signals, timeout=POLL_SECONDS)
+
+
+async def first_set(events: list[asyncio.Event], *, timeout: float) -> None:
+    """Return when one of `events` is set, or after `timeout` seconds."""
+    waiters = [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

@@ -21,7 +21,7 @@ from server_kit import (
 )
 
 from keel.events.model import BotMessage
-from keel.server import inspector_stream
+from keel.server import inspector
 
 BASE = "/v1/admin/conversations/alice/c1"
 Frames = list[tuple[int | None, str, dict[str, Any]]]
@@ -266,7 +266,7 @@ async def test_the_stream_replays_the_log_then_delivers_a_new_turn(
     serve: ServeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # No polling: the new turn must arrive through the run registry and the feed.
-    monkeypatch.setattr(inspector_stream, "POLL_SECONDS", 3600.0)
+    monkeypatch.setattr(inspector, "POLL_SECONDS", 3600.0)
     async with asyncio.timeout(20), serve([ACTIVATE_OUTAGE, SET_POSTCODE]) as s:
         first = await s.client.post(
             "/v1/conversations/c1/messages", json={"text": "my internet is down"}, headers=ALICE
@@ -293,7 +293,7 @@ async def test_the_stream_replays_the_log_then_delivers_a_new_turn(
 async def test_the_stream_shows_a_running_turns_events_as_they_are_appended(
     serve: ServeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inspector_stream, "POLL_SECONDS", 3600.0)
+    monkeypatch.setattr(inspector, "POLL_SECONDS", 3600.0)
     model = GatedModel([ACTIVATE_OUTAGE])
     async with asyncio.timeout(20), serve(model=model) as s:
         await s.store.append("alice/c1", 0, [_bot("earlier")])
@@ -321,8 +321,8 @@ async def test_the_stream_picks_up_events_appended_elsewhere_and_keeps_alive(
     serve: ServeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Another worker process appending is only seen by polling the store.
-    monkeypatch.setattr(inspector_stream, "POLL_SECONDS", 0.01)
-    monkeypatch.setattr(inspector_stream, "KEEP_ALIVE_SECONDS", 0.0)
+    monkeypatch.setattr(inspector, "POLL_SECONDS", 0.01)
+    monkeypatch.setattr(inspector, "KEEP_ALIVE_SECONDS", 0.0)
     async with asyncio.timeout(20), serve() as s:
         await s.store.append("alice/c1", 0, [_bot("one")])
         stream = AsgiStream(s.app, f"{BASE}/stream", ROOT_KEY, query="after=0")
@@ -338,7 +338,7 @@ async def test_the_stream_picks_up_events_appended_elsewhere_and_keeps_alive(
 async def test_the_stream_ends_when_the_client_leaves(
     serve: ServeFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inspector_stream, "POLL_SECONDS", 3600.0)
+    monkeypatch.setattr(inspector, "POLL_SECONDS", 3600.0)
     model = GatedModel([ACTIVATE_OUTAGE])
     async with asyncio.timeout(20), serve(model=model) as s:
         turn = asyncio.ensure_future(
