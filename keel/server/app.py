@@ -23,7 +23,7 @@ from keel.server import (
     conversations,
     inspector,
     plan_feedback,
-    plans_admin,
+    plans_api,
 )
 from keel.server.deps import Runtime
 from keel.server.errors import install_error_handlers
@@ -73,7 +73,7 @@ def create_app(
     app.include_router(channels_openai.router)
     app.include_router(admin.router)
     app.include_router(inspector.router)
-    app.include_router(plans_admin.router)
+    app.include_router(plans_api.router)
     app.include_router(plan_feedback.router)
     app.include_router(ui_routes.router)
     app.add_api_route(
