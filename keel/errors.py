@@ -8,7 +8,7 @@
     └── ToolError                  a tool could not be defined or called
 
 Authoring mistakes are not exceptions: they are `Diagnostic` values
-(`keel.project.diagnostics`). Exceptions are for programs, diagnostics for people.
+(`keel.source.diagnostics`). Exceptions are for programs, diagnostics for people.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from keel.project.diagnostics import Diagnostic
+    from keel.source.diagnostics import Diagnostic
 
 
 class KeelError(Exception):

@@ -26,8 +26,8 @@ from render import memory_yml, responses_yml, skill_md
 from render_tools import module
 
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import Diagnostic, has_errors
 from keel.project.load import load_project
+from keel.source.diagnostics import Diagnostic, has_errors
 
 DEFAULT_SEED = 4
 ENV = {"OPENAI_API_KEY": "unused-by-the-benchmark"}

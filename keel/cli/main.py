@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from keel import __version__
-from keel.project.diagnostics import Diagnostic, has_errors
+from keel.source.diagnostics import Diagnostic, has_errors
 
 if TYPE_CHECKING:
     from keel.project.definition import AgentDefinition

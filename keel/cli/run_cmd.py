@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from keel.project.diagnostics import has_errors
+from keel.source.diagnostics import has_errors
 
 if TYPE_CHECKING:
     from keel.project.definition import AgentDefinition
-    from keel.project.diagnostics import Diagnostic
     from keel.server.auth import KeyRing
     from keel.server.settings import ServerSettings
+    from keel.source.diagnostics import Diagnostic
 
 LOCAL_KEY_NAME = "local"
 GRACEFUL_SHUTDOWN_SECONDS = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from keel.extract.gazetteers import GazetteerError, load_gazetteer
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 
 if TYPE_CHECKING:
     from keel.project.definition import AgentDefinition

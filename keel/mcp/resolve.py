@@ -24,9 +24,9 @@ import mcp_types
 from keel.mcp.listing import ListingProblem, ToolListing
 from keel.mcp.schema_fix import FixedSchema, describe, fix_input_schema, name_problem
 from keel.project.definition import AgentDefinition, Skill
-from keel.project.diagnostics import Diagnostic, diag
 from keel.project.mcp_servers import McpServerConfig
 from keel.skills.model import ImportTool
+from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.contract import ToolContract
 from keel.tools.definition import ToolDefinition
 from keel.tools.discovery import RESERVED_TOOL_NAMES

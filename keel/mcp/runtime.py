@@ -35,7 +35,7 @@ from keel.mcp.listing import DEFAULT_TTL_SECONDS, ListingProblem, ToolListing
 from keel.mcp.manager import McpServers, try_listing
 from keel.mcp.resolve import attach_mcp_tools, used_servers
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import Diagnostic, has_errors
+from keel.source.diagnostics import Diagnostic, has_errors
 
 log = logging.getLogger("keel.mcp")
 

@@ -1,6 +1,6 @@
 """One memory entry's attribute map -> a `MemoryField` plus diagnostics (spec §3.2).
 
-Pure: the input is YAML already parsed by `keel.project.yamlsrc.load_yaml`, so mappings
+Pure: the input is YAML already parsed by `keel.source.yaml.load_yaml`, so mappings
 and lists carry line numbers. A field whose attributes have mistakes is still returned
 (with the bad attribute at its default, and type `any` when the type itself is wrong) so
 later checks do not pile "undeclared" findings on top of the real one.
@@ -24,8 +24,8 @@ from keel.memory.schema import (
     is_entry_name,
     qualify,
 )
-from keel.project.diagnostics import Diagnostic, Severity, diag
-from keel.project.yamlsrc import line_of
+from keel.source.diagnostics import Diagnostic, Severity, diag
+from keel.source.yaml import line_of
 
 KNOWN_ATTRIBUTES: Final = frozenset(
     {

@@ -18,7 +18,7 @@ from typing import Final
 
 from keel.memory.access import is_collect_owned
 from keel.memory.schema import PROJECT_NAMESPACE, MemorySchema, is_entry_name, qualify
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 
 HOOK_PREFIX: Final = "run_after_setting_"
 

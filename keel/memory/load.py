@@ -1,6 +1,6 @@
 """memory.yml files -> declared fields plus diagnostics (spec §3.1, §1.5).
 
-Pure: callers read the file and parse it with `keel.project.yamlsrc.load_yaml`; these
+Pure: callers read the file and parse it with `keel.source.yaml.load_yaml`; these
 functions only interpret the parsed data. Two shapes exist:
 
 * root `memory.yml`: a flat map `entry -> attributes`, namespace `project`;
@@ -21,8 +21,8 @@ from keel.memory.schema import (
     MemoryField,
     Visibility,
 )
-from keel.project.diagnostics import Diagnostic, diag
-from keel.project.yamlsrc import line_of, own_line
+from keel.source.diagnostics import Diagnostic, diag
+from keel.source.yaml import line_of, own_line
 
 SKILL_SECTIONS: Final[tuple[Visibility, ...]] = ("public", "private")
 _WRAPPER_KEYS: Final = frozenset({"schema", "memory", "public", "private"})

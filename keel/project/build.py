@@ -13,16 +13,16 @@ from types import MappingProxyType
 from keel.memory import MemoryField, MemorySchema, parse_project_memory, parse_skill_memory
 from keel.project.config import AgentConfig, parse_agent_config
 from keel.project.definition import AgentDefinition, Skill
-from keel.project.diagnostics import Diagnostic, diag, has_errors
 from keel.project.files import ProjectFiles, SourceFile
 from keel.project.integrations import IntegrationsConfig, parse_integrations
 from keel.project.response_delivery import merge_responses
 from keel.project.response_model import Response
 from keel.project.responses import parse_responses
 from keel.project.validate import validate_definition
-from keel.project.yamlsrc import load_yaml
 from keel.skills import SkillDocument, load_default_skills, parse_skill, read_default_responses
 from keel.skills.bundled import BUNDLED_PREFIX
+from keel.source.diagnostics import Diagnostic, diag, has_errors
+from keel.source.yaml import load_yaml
 from keel.tools import ToolCatalog
 
 RESERVED_SKILL_IDS = frozenset({"project", "system"})

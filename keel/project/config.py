@@ -1,6 +1,6 @@
 """`agent.yml`: identity, persona, rules, prompt overrides and runtime settings (spec §1.2).
 
-Pure: the input is what `keel.project.yamlsrc.load_yaml` returned for the file. Unknown
+Pure: the input is what `keel.source.yaml.load_yaml` returned for the file. Unknown
 keys are ignored as the spec says, but each one gets a warning so a typo is visible.
 `parse_integrations` (integrations.yml) lives in `keel.project.integrations` and is
 re-exported here.
@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from keel.project.diagnostics import Diagnostic
 from keel.project.envvars import frozen_mapping
 from keel.project.integrations import IntegrationsConfig, parse_integrations
 from keel.project.plan_cache_config import PlanCacheSettings, parse_plan_cache
 from keel.project.prompts import Prompts, parse_prompts
 from keel.project.references import ChunkingConfig, ReferencesConfig, parse_references
-from keel.project.reporter import (
+from keel.routing.config import OfflineConfig, parse_offline
+from keel.source.diagnostics import Diagnostic
+from keel.source.reporter import (
     Reporter,
     is_number,
     key_line,
@@ -28,7 +29,6 @@ from keel.project.reporter import (
     read_str,
     warn_unknown_keys,
 )
-from keel.routing.config import OfflineConfig, parse_offline
 
 DEFAULT_TOOL_TIMEOUT = 10.0
 """Seconds a local `@tool` call may take (spec §1.2)."""

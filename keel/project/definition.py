@@ -9,11 +9,11 @@ from typing import Protocol
 
 from keel.memory import MemorySchema
 from keel.project.config import AgentConfig
-from keel.project.diagnostics import Diagnostic
 from keel.project.integrations import IntegrationsConfig
 from keel.project.response_model import Response
 from keel.skills.model import ImportTool, SkillDocument
 from keel.skills.steps import CollectStep
+from keel.source.diagnostics import Diagnostic
 from keel.tools import HookDefinition, ToolDefinition
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 
 REQUIRED_FILES = ("agent.yml", "integrations.yml")
 CALM_FILES = ("domain.yml", "config.yml", "credentials.yml")

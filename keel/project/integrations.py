@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from keel.project.diagnostics import Diagnostic
 from keel.project.envvars import Expander, UnsetVar
 from keel.project.mcp_servers import McpAuth, McpServerConfig, parse_mcp_servers
 from keel.project.model_groups import (
@@ -31,7 +30,8 @@ from keel.project.model_groups import (
     parse_model,
     parse_model_groups,
 )
-from keel.project.reporter import Reporter, key_line, read_positive_int
+from keel.source.diagnostics import Diagnostic
+from keel.source.reporter import Reporter, key_line, read_positive_int
 
 Tier = Literal["router", "default", "reasoning"]
 TIERS: tuple[Tier, ...] = ("router", "default", "reasoning")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from keel.project.build import build
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import Diagnostic
 from keel.project.files import read_dotenv, read_project
+from keel.source.diagnostics import Diagnostic
 from keel.tools import discover_tools
 
 

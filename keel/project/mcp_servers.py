@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from keel.project.envvars import Expander, Secret
-from keel.project.reporter import Reporter, is_number, key_line, warn_unknown_keys
+from keel.source.reporter import Reporter, is_number, key_line, warn_unknown_keys
 
 AuthKind = Literal["token", "api_key", "oauth", "module"]
 AUTH_KEYS: tuple[AuthKind, ...] = ("token", "api_key", "oauth", "module")

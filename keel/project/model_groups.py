@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.project.envvars import ENV_NAME, Expander, Secret
-from keel.project.reporter import (
+from keel.source.reporter import (
     Reporter,
     is_number,
     key_line,

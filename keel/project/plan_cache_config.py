@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from keel.project.reporter import Reporter, key_line, warn_unknown_keys
+from keel.source.reporter import Reporter, key_line, warn_unknown_keys
 
 PLAN_CACHE_KEYS: Final = frozenset({"enabled", "l0", "l1"})
 CODE: Final = "config.plan_cache.bad_value"

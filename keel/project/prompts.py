@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from keel.project.reporter import Reporter, key_line
+from keel.source.reporter import Reporter, key_line
 
 TEXT_PROMPT_KEYS = frozenset(
     {"text_rules", "voice_rules", "ack_rule", "ack_reminder", "routing_no_active_skill"}

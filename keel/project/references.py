@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from keel.project.diagnostics import Diagnostic, diag
-from keel.project.reporter import Reporter, key_line, read_str, warn_unknown_keys
+from keel.source.diagnostics import Diagnostic, diag
+from keel.source.reporter import Reporter, key_line, read_str, warn_unknown_keys
 
 if TYPE_CHECKING:
     from keel.project.integrations import IntegrationsConfig

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from keel.conditions import MemoryReader, Outcome, evaluate
-from keel.project.diagnostics import Diagnostic, diag
 from keel.project.response_model import Response, Variant
+from keel.source.diagnostics import Diagnostic, diag
 
 
 def merge_responses(

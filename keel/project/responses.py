@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from keel.conditions import Condition, ConditionSyntaxError, parse_condition
-from keel.project.diagnostics import Diagnostic
 from keel.project.envvars import frozen_mapping
 from keel.project.placeholders import (
     SET_PREFIX,
@@ -25,9 +24,10 @@ from keel.project.placeholders import (
     find_placeholders,
     parse_set_payload,
 )
-from keel.project.reporter import Reporter, key_line
 from keel.project.response_delivery import merge_responses, select_variant
 from keel.project.response_model import Button, Buttons, ButtonSource, Response, Variant
+from keel.source.diagnostics import Diagnostic
+from keel.source.reporter import Reporter, key_line
 
 VARIANT_KEYS = frozenset({"text", "condition", "metadata", "buttons"})
 BUTTON_KEYS = frozenset({"title", "payload"})

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 from keel.extract.check import check_gazetteers
 from keel.project.definition import AgentDefinition, Skill
-from keel.project.diagnostics import Diagnostic, diag
 from keel.project.references import check_embeddings
 from keel.project.validate_memory import check_response_memory, check_skill_memory
 from keel.skills import (
@@ -23,6 +22,7 @@ from keel.skills import (
     OrderedBlock,
 )
 from keel.skills.steps import SPECIAL_ACTIONS
+from keel.source.diagnostics import Diagnostic, diag
 from keel.tools import ToolCatalog
 
 KNOWN_TIERS = frozenset({"router", "default", "reasoning"})

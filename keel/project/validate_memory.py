@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from keel.conditions import Condition
 from keel.memory import MemorySchema, can_read, check_hooks, check_write
 from keel.project.definition import AgentDefinition, Skill
-from keel.project.diagnostics import Diagnostic, diag
 from keel.skills import CollectStep, ExecuteToolStep, SetMemoryStep, SkillDocument
 from keel.skills.steps import Step
+from keel.source.diagnostics import Diagnostic, diag
 
 
 def skill_conditions(doc: SkillDocument) -> Iterator[tuple[Condition, int]]:

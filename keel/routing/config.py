@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from keel.project.reporter import Reporter, is_number, key_line, warn_unknown_keys
+from keel.source.reporter import Reporter, is_number, key_line, warn_unknown_keys
 
 Enabled = Literal["auto", "always", "never"]
 """`auto`: only with no model configured; `always` (written `true`); `never` (`false`)."""

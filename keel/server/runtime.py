@@ -21,12 +21,12 @@ from keel.errors import DefinitionError, KeelError
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
 from keel.loop.engine import Engine
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import has_errors
 from keel.project.load import load_project
 from keel.server.model_spec import build_model
 from keel.server.ratelimit import RateLimiter
 from keel.server.runs import RunRegistry
 from keel.server.settings import ServerSettings
+from keel.source.diagnostics import has_errors
 from keel.stores.factory import open_store
 from keel.stores.port import EventStore
 from keel.stores.sql import SqlEventStore

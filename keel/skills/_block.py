@@ -6,12 +6,12 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from keel.project.yamlsrc import LineDict, LineList
 from keel.skills._body import Fence
-from keel.skills._report import Reporter, load_yaml_safely, type_name
 from keel.skills._steps import read_steps
 from keel.skills.blocks import OrderedBlock
 from keel.skills.model import Token
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, load_yaml_safely, type_name
 
 _ATTRIBUTE: Final = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)=(?P<value>"[^"]*"|'[^']*'|\S+)""")
 _BLOCK_ID: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

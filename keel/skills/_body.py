@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from keel.conditions import Condition
-from keel.skills._report import Reporter
+from keel.skills._condition import read_condition
 from keel.skills._tokens import scan_prose
 from keel.skills.model import Paragraph, Token
+from keel.source.reporter import Reporter
 
 FENCE_OPEN: Final = ":::ordered_block"
 _ELSE: Final = re.compile(r"else\s*:|elif\b.*:")
@@ -62,8 +63,8 @@ class _Splitter:
             self.flush()
             source = text[3:]
             offset = 3 + len(source) - len(source.lstrip())
-            condition = self.rep.condition(
-                source.strip(), number, where="if: marker", column_offset=offset
+            condition = read_condition(
+                self.rep, source.strip(), number, where="if: marker", column_offset=offset
             )
             self.marker = (number, condition)
             return

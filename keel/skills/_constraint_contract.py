@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from keel.project.yamlsrc import LineDict
-from keel.skills._report import Reporter, freeze
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, freeze
 from keel.tools.contract import CONTRACT_KEYS, contract_problems
 
 CONTRACT_KEY_SET = frozenset(CONTRACT_KEYS)

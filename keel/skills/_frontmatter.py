@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from keel.conditions import Condition
-from keel.project.yamlsrc import LineDict, LineList
+from keel.skills._condition import read_condition
 from keel.skills._frontmatter_lists import read_import_tools, read_tool_constraints, read_utter
-from keel.skills._report import Reporter, type_name
 from keel.skills.model import CompleteWhen, ImportTool, Routing, ToolConstraint, UtterTrigger
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, type_name
 
 KNOWN_KEYS = frozenset(
     {
@@ -119,7 +120,7 @@ def _requires(data: LineDict, rep: Reporter) -> Condition | None:
             key="requires",
         )
         return None
-    return rep.condition(value, data.line_of("requires"), where="requires", key="requires")
+    return read_condition(rep, value, data.line_of("requires"), where="requires", key="requires")
 
 
 def _complete_when(data: LineDict, rep: Reporter) -> CompleteWhen | None:
@@ -129,7 +130,7 @@ def _complete_when(data: LineDict, rep: Reporter) -> CompleteWhen | None:
     line = data.line_of("complete_when")
     if isinstance(value, str):
         # Older builds accepted a bare condition string; it means `condition:`.
-        condition = rep.condition(value, line, where="complete_when", key="complete_when")
+        condition = read_condition(rep, value, line, where="complete_when", key="complete_when")
         return CompleteWhen(condition=condition, line=line)
     if not isinstance(value, LineDict):
         rep.error(
@@ -150,8 +151,8 @@ def _complete_when(data: LineDict, rep: Reporter) -> CompleteWhen | None:
             )
     condition = None
     if value.get("condition") is not None:
-        condition = rep.condition(
-            value["condition"], value.line_of("condition"), where="complete_when.condition"
+        condition = read_condition(
+            rep, value["condition"], value.line_of("condition"), where="complete_when.condition"
         )
     return CompleteWhen(condition=condition, criteria=_criteria(value, rep), line=line)
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 from keel.conditions import Condition
-from keel.project.yamlsrc import LineDict, LineList
+from keel.skills._condition import read_condition
 from keel.skills._constraint_contract import CONTRACT_KEY_SET, read_contract
-from keel.skills._report import Reporter, type_name
 from keel.skills.model import Confirmation, ImportTool, ToolConstraint, UtterTrigger
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, type_name
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _BARE_TOOL = re.compile(_NAME)
@@ -145,7 +146,7 @@ def _constraint_requires(tool: str, body: LineDict, rep: Reporter) -> Condition 
             key="requires",
         )
         return None
-    return rep.condition(value, body.line_of("requires"), where=f"tool_constraints.{tool}")
+    return read_condition(rep, value, body.line_of("requires"), where=f"tool_constraints.{tool}")
 
 
 def _confirmation(tool: str, body: LineDict, rep: Reporter) -> Confirmation | None:
@@ -262,7 +263,7 @@ def _trigger(item: object, line: int, rep: Reporter) -> UtterTrigger | None:
             )
             return None
         return UtterTrigger(response=response, on="activate", line=line)
-    when = rep.condition(body["when"], body.line_of("when"), where=f"utter {response}.when")
+    when = read_condition(rep, body["when"], body.line_of("when"), where=f"utter {response}.when")
     if when is None:
         return None
     return UtterTrigger(response=response, when=when, line=line)

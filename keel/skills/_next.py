@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from keel.project.yamlsrc import LineDict, LineList
-from keel.skills._report import Reporter, type_name
+from keel.skills._condition import read_condition
 from keel.skills.steps import Branch, NextSpec
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, type_name
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,7 +56,7 @@ def _branch(branches: LineList, index: int, rep: Reporter) -> Branch | None:
         return None if target is None else Branch(condition=None, target=target, line=line)
     if keys == {"if", "then"}:
         assert isinstance(item, LineDict)
-        condition = rep.condition(item["if"], item.line_of("if"), where="next if:")
+        condition = read_condition(rep, item["if"], item.line_of("if"), where="next if:")
         target = _target(item, "then", rep)
         if condition is None or target is None:
             return None

@@ -9,8 +9,7 @@ from types import MappingProxyType
 from typing import Final
 
 from keel.conditions import Condition
-from keel.project.yamlsrc import LineDict
-from keel.skills._report import Reporter, freeze, type_name
+from keel.skills._condition import read_condition
 from keel.skills._tokens import locate, scan_prose
 from keel.skills.model import Token
 from keel.skills.steps import (
@@ -27,6 +26,8 @@ from keel.skills.steps import (
     Step,
     parameter_reference,
 )
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, freeze, type_name
 
 _IDENT: Final = r"[A-Za-z_][A-Za-z0-9_]*"
 _ENTRY: Final = re.compile(_IDENT)
@@ -73,7 +74,7 @@ def _complete_when(item: LineDict, ctx: StepContext) -> Condition | None:
     value = item.get("complete_when")
     if value is None:
         return None
-    return ctx.rep.condition(value, item.line_of("complete_when"), where="step complete_when")
+    return read_condition(ctx.rep, value, item.line_of("complete_when"), where="step complete_when")
 
 
 def _instructions(item: LineDict, c: Common, ctx: StepContext) -> Step | None:

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from keel.project.yamlsrc import LineDict, LineList
 from keel.skills._next import Jump, read_next
-from keel.skills._report import Reporter, type_name
 from keel.skills._step_kinds import BUILDERS, Common, StepContext
 from keel.skills.model import Token
 from keel.skills.steps import END_ID, STEP_KINDS, EndStep, Step
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, type_name
 
 _STEP_ID: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 _COMMON_KEYS: Final = frozenset({"id", "next"})

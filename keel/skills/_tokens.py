@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from keel.conditions.names import is_identifier
-from keel.skills._report import Reporter
 from keel.skills.model import Token, TokenKind
+from keel.source.reporter import Reporter
 
 _TOKEN: Final = re.compile(
     r"(?<![\w.@])@(?P<kind>block|skill|memory|tool)(?![A-Za-z0-9_])"

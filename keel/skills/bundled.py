@@ -12,9 +12,9 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 
 from keel.errors import DefinitionError
-from keel.project.diagnostics import has_errors
 from keel.skills.model import SkillDocument
 from keel.skills.parse import parse_skill
+from keel.source.diagnostics import has_errors
 
 BUNDLED_PREFIX = "keel/skills/defaults"
 """How bundled files are named in documents and diagnostics."""

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from keel.project.diagnostics import Diagnostic
-from keel.project.yamlsrc import LineDict, LineList
 from keel.skills._block import declared_id, read_block
 from keel.skills._body import Fence, split_body
 from keel.skills._frontmatter import Frontmatter, read_frontmatter
-from keel.skills._report import Reporter, load_yaml_safely
 from keel.skills.blocks import OrderedBlock
 from keel.skills.model import SkillDocument, Token
 from keel.skills.steps import CallStep, LinkStep
+from keel.source.diagnostics import Diagnostic
+from keel.source.reporter import Reporter
+from keel.source.yaml import LineDict, LineList, load_yaml_safely
 
 DELIMITER = "---"
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 from keel.errors import DefinitionError
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import has_errors
 from keel.project.load import load_project
+from keel.source.diagnostics import has_errors
 from keel.testing.conformance_report import (
     CallFailure,
     ConformanceReport,

@@ -16,8 +16,8 @@ from keel.llm.port import Model
 from keel.loop.engine import Engine
 from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition
-from keel.project.diagnostics import has_errors
 from keel.project.load import load_project
+from keel.source.diagnostics import has_errors
 from keel.stores.memory import InMemoryEventStore
 from keel.stores.port import EventStore
 

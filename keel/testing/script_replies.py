@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from keel.errors import KeelError
-from keel.project.yamlsrc import line_of, own_line
+from keel.source.yaml import line_of, own_line
 
 
 class InvalidReply(KeelError, ValueError):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from keel.errors import KeelError
 from keel.llm import Message, ModelError, ModelRequest, ModelResponse, ToolCall
-from keel.project.diagnostics import Diagnostic, diag
-from keel.project.yamlsrc import load_yaml
+from keel.source.diagnostics import Diagnostic, diag
+from keel.source.yaml import load_yaml
 from keel.testing.script_replies import (
     InvalidReply,
     ScriptedReply,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import yaml
 
-from keel.project.yamlsrc import LineDict, LineList
+from keel.source.yaml import LineDict, LineList
 
 TEXT_KEYS = frozenset({"user", "bot", "model", "text", "content", "title", "payload"})
 """Keys whose values are always text in conversation tests and scripts."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.decorator import def_line, tool, tool_definition
 from keel.tools.definition import HOOK_PREFIX, HookDefinition, ToolDefinition, ToolDefinitionError
 from keel.tools.signature import CONTEXT_PARAM

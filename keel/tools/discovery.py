@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.definition import HookDefinition, ToolDefinition
 from keel.tools.load import ToolModule, load_tool_file
 

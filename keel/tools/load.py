@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.collect import collect_definitions
 from keel.tools.compat import install_compat_shim
 from keel.tools.definition import HookDefinition, MemoryWrite, ToolDefinition, ToolDefinitionError

@@ -19,7 +19,7 @@ from keel.mcp.results import to_tool_result
 from keel.mcp.transport import auth_headers, config_problem
 from keel.project.integrations import parse_integrations
 from keel.project.mcp_servers import McpServerConfig
-from keel.project.yamlsrc import load_yaml
+from keel.source.yaml import load_yaml
 from keel.tools.result import ToolResult
 
 BASE = """

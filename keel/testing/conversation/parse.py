@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from keel.events.base import JsonValue, NotJsonValue, freeze_json
-from keel.project.diagnostics import Diagnostic
-from keel.project.yamlsrc import load_yaml, own_line
+from keel.source.diagnostics import Diagnostic
+from keel.source.yaml import load_yaml, own_line
 from keel.testing.conversation.discover import resolve_agent
 from keel.testing.conversation.parse_checks import parse_assert, parse_bot
 from keel.testing.conversation.sink import Sink, line_in

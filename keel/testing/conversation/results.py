@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from keel.project.diagnostics import Diagnostic
+from keel.source.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

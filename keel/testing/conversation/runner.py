@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from keel.errors import DefinitionError
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 from keel.testing.conversation.assertions import Observation, check_bot, run_checks
 from keel.testing.conversation.discover import find_test_files
 from keel.testing.conversation.matching import describe_event

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from keel.project.diagnostics import Diagnostic, diag
-from keel.project.yamlsrc import line_of
+from keel.source.diagnostics import Diagnostic, diag
+from keel.source.yaml import line_of
 
 
 class Sink:

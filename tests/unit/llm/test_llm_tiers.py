@@ -22,7 +22,7 @@ from keel.llm.tiers import (
 )
 from keel.project.integrations import IntegrationsConfig, LlmConfig, parse_integrations
 from keel.project.model_groups import ModelGroup, ModelSpec
-from keel.project.yamlsrc import load_yaml
+from keel.source.yaml import load_yaml
 
 RULES = EscalationRules(
     reasoning_skills=frozenset({"plan_trip"}), long_input_chars=100, attachments=2

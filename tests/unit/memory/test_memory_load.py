@@ -8,8 +8,8 @@ import pytest
 
 from keel.memory.load import parse_project_memory, parse_skill_memory
 from keel.memory.schema import MemoryField
-from keel.project.diagnostics import Diagnostic
-from keel.project.yamlsrc import load_yaml
+from keel.source.diagnostics import Diagnostic
+from keel.source.yaml import load_yaml
 
 ROOT = "memory.yml"
 SKILL = "skills/weather/memory.yml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from keel.project.diagnostics import Diagnostic
-from keel.project.yamlsrc import load_yaml
+from keel.source.diagnostics import Diagnostic
+from keel.source.yaml import load_yaml
 
 
 def yaml_data(text: str, file: str = "test.yml") -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from _project_helpers import codes, only, yaml_data
 
-from keel.project.diagnostics import Diagnostic
 from keel.project.integrations import EscalationRules, IntegrationsConfig, parse_integrations
+from keel.source.diagnostics import Diagnostic
 
 BASE = """\
 llm:

@@ -8,7 +8,7 @@ import pytest
 
 from keel.project.config import parse_agent_config, parse_integrations
 from keel.project.responses import merge_responses, parse_responses
-from keel.project.yamlsrc import load_yaml
+from keel.source.yaml import load_yaml
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "support"
 

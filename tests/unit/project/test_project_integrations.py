@@ -8,8 +8,8 @@ import pytest
 from _project_helpers import codes, only, yaml_data
 
 from keel.project.config import IntegrationsConfig, parse_integrations
-from keel.project.diagnostics import Diagnostic
 from keel.project.integrations import LEGACY_GROUP_ID
+from keel.source.diagnostics import Diagnostic
 
 GROUPS = """\
 llm:

@@ -6,8 +6,8 @@ import pytest
 from _project_helpers import codes, only, yaml_data
 
 from keel.project.config import parse_integrations
-from keel.project.diagnostics import Diagnostic
 from keel.project.integrations import McpServerConfig
+from keel.source.diagnostics import Diagnostic
 
 HEAD = """\
 llm: {model_group: g}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from _project_helpers import codes, only, yaml_data
 
-from keel.project.diagnostics import Diagnostic
 from keel.project.responses import (
     Button,
     ButtonSource,
@@ -14,6 +13,7 @@ from keel.project.responses import (
     SetPayload,
     parse_responses,
 )
+from keel.source.diagnostics import Diagnostic
 
 FILE = "skills/billing/responses.yml"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from keel.project.diagnostics import Diagnostic
 from keel.project.load import load_project
+from keel.source.diagnostics import Diagnostic
 
 CODE = "skill.step.confirmation_result_unguarded"
 

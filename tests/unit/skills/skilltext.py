@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import textwrap
 
-from keel.project.diagnostics import Diagnostic
 from keel.skills import SkillDocument, parse_skill
+from keel.source.diagnostics import Diagnostic
 
 MARK = " «"
 FILE = "skills/demo/skill.md"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from keel.project.yamlsrc import load_yaml
 from keel.skills import (
     ActionStep,
     NoopStep,
@@ -10,6 +9,7 @@ from keel.skills import (
     load_default_skills,
     read_default_responses,
 )
+from keel.source.yaml import load_yaml
 
 
 def test_default_skills_parse_cleanly_and_are_engine_managed() -> None:

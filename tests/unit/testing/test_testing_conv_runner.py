@@ -10,7 +10,7 @@ import pytest
 from conversation_doubles import FakeFactory, write_agent
 
 from keel.errors import DefinitionError
-from keel.project.diagnostics import diag
+from keel.source.diagnostics import diag
 from keel.testing.conversation import run_paths, run_test_file
 from keel.testing.scripted import ScriptedModel
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keel.project.yamlsrc import load_yaml
+from keel.source.yaml import load_yaml
 from keel.testing.yamltext import restore_texts
 
 

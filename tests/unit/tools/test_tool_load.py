@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from keel.project.diagnostics import Diagnostic
+from keel.source.diagnostics import Diagnostic
 from keel.tools.definition import HookDefinition, MemoryWrite, ToolDefinition
 from keel.tools.load import load_tool_file, load_tool_module
 

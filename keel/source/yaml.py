@@ -3,16 +3,18 @@
 `load_yaml` parses with PyYAML's safe loader but builds `LineDict` / `LineList`
 containers that record the 1-based line of every mapping key and list item, so loaders
 can point a diagnostic at the exact line. A syntax error becomes a `yaml.syntax`
-diagnostic, never an exception.
+diagnostic, never an exception. `freeze` and `type_name` serve the parsers of parsed values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 
-from keel.project.diagnostics import Diagnostic, diag
+from keel.source.diagnostics import Diagnostic, diag
 
 
 class LineDict(dict[Any, Any]):
@@ -132,3 +134,55 @@ def own_line(container: object, default: int | None = None) -> int | None:
     if isinstance(container, LineDict | LineList):
         return container.line
     return default
+
+
+# PyYAML's constructors raise plain Python errors for some bad scalars (`2001-13-45`,
+# `!!int x`, `!!bool maybe`), its reader rejects control characters, and it recurses once
+# per nesting level; a skill file must never make the parser raise.
+_YAML_CRASHES = (
+    yaml.YAMLError,
+    ValueError,
+    KeyError,
+    AttributeError,
+    TypeError,
+    RecursionError,
+)
+
+
+def load_yaml_safely(text: str, file: str, line_offset: int) -> tuple[Any, list[Diagnostic]]:
+    """`load_yaml`, with any error that still escapes turned into a `yaml.syntax` diagnostic."""
+    try:
+        return load_yaml(text, file, line_offset=line_offset)
+    except _YAML_CRASHES as exc:
+        reason = "nesting too deep" if isinstance(exc, RecursionError) else str(exc)
+        return None, [
+            diag("yaml.syntax", file, line_offset + 1, f"YAML could not be read: {reason}")
+        ]
+
+
+def freeze(value: object) -> object:
+    """A deep immutable copy of a YAML value: mappings -> MappingProxyType, lists -> tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, set | frozenset):
+        return frozenset(freeze(v) for v in value)
+    return value
+
+
+def type_name(value: object) -> str:
+    """A YAML-ish name for the type of `value`, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "mapping"
+    if isinstance(value, list):
+        return "list"
+    return type(value).__name__

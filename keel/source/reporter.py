@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from keel.project.diagnostics import Diagnostic, Severity, diag
-from keel.project.yamlsrc import line_of, own_line
+from keel.source.diagnostics import Diagnostic, Severity, diag
+from keel.source.yaml import line_of, own_line
 
 
 @dataclass(slots=True)
 class Reporter:
-    """Collects the diagnostics of one file."""
+    """Collects the diagnostics of one file (a parsing scratchpad, not a value)."""
 
     file: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -26,7 +26,7 @@ class Reporter:
         self.add(code, line, message, key=key, severity="error")
 
     def warning(self, code: str, line: int | None, message: str, *, key: str | None = None) -> None:
-        """Record a warning."""
+        """Record a warning (does not fail the project)."""
         self.add(code, line, message, key=key, severity="warning")
 
     def add(
@@ -34,6 +34,10 @@ class Reporter:
     ) -> None:
         """Record a diagnostic in this reporter's file."""
         self.diagnostics.append(diag(code, self.file, line, message, key=key, severity=severity))
+
+    def extend(self, diagnostics: list[Diagnostic]) -> None:
+        """Record diagnostics produced elsewhere (e.g. by `load_yaml`)."""
+        self.diagnostics.extend(diagnostics)
 
     @property
     def has_errors(self) -> bool:
