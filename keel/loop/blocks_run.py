@@ -19,7 +19,6 @@ from keel.events.model import (
 )
 from keel.llm.none import has_model
 from keel.loop import lifecycle, stack
-from keel.loop.confirmations import held_by_denial
 from keel.loop.machine import (
     collect_known,
     fill_parameters,
@@ -122,7 +121,7 @@ async def _block_end(t: TurnContext, skill: Skill) -> Next:
 def held(t: TurnContext, frame: StackFrame) -> bool:
     """This turn denied a confirmation one of `frame`'s `execute_tool` steps asked for: the
     block waits for the next message (spec §5.6 step 3, the turn ends on a denial)."""
-    return any(pause.frame_id == frame.frame_id for pause in held_by_denial(t))
+    return any(pause.frame_id == frame.frame_id for pause in lifecycle.held_by_denial(t))
 
 
 def _resumes_held_block(t: TurnContext) -> bool:

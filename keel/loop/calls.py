@@ -76,8 +76,10 @@ async def _text_only(t: TurnContext, text: str) -> Next:
         found = frame_block(t.definition, frame)
         step = found[1].step(frame.step_id or "") if found else None
         if found and isinstance(step, InstructionsStep) and step.complete_when is None:
-            # An instructions step without complete_when ends with one delivered reply.
-            await blocks_run.advance(t, frame, found[1], step)
+            # An instructions step without complete_when ends with one delivered reply (not
+            # with the words of a denial while its block is held, spec §5.6 step 3).
+            if not blocks_run.held(t, frame):
+                await blocks_run.advance(t, frame, found[1], step)
     if t.searched:
         t.searched = False
         if await lifecycle.park_after_answer(t):
@@ -139,6 +141,11 @@ def _breaker(t: TurnContext, call: ToolCall, args: dict[str, object]) -> bool:
 async def _one_call(
     t: TurnContext, call: ToolCall, offer: Offer | None, batch: str
 ) -> tuple[str, Next]:
+    if call.name in lifecycle.held_tools(t):
+        # A block step's tool the user declined in this turn (also earlier in this reply):
+        # not offered while the model words the denial, and calling it would ask again.
+        text = f"the user declined {call.name} just now; it did not run"
+        return await refuse(t, call, "tool.confirmation_denied", text, batch=batch), Next.CONTINUE
     if offer is None:
         return await _not_offered(t, call, batch), Next.CONTINUE
     args, problems = validate_arguments(offer.parameters, call.arguments)

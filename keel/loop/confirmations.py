@@ -12,12 +12,7 @@ import json
 from collections.abc import Mapping
 
 from keel.events.fold import PENDING_CONFIRMATION_KEY, PendingConfirmation
-from keel.events.model import (
-    ConversationStateChanged,
-    MemoryCleared,
-    PausePointCreated,
-    PausePointResolved,
-)
+from keel.events.model import ConversationStateChanged, MemoryCleared, PausePointResolved
 from keel.llm.port import ToolCall
 from keel.loop import stack
 from keel.loop.machine import frame_block
@@ -56,25 +51,6 @@ async def resolve_pending(
 
 
 DECLINED = "The user declined; the action was not performed."
-
-
-def held_by_denial(t: TurnContext) -> tuple[PausePointCreated, ...]:
-    """The pause points of `execute_tool` steps the user denied in this turn whose block is
-    still on the stack: each such block is held until the next message (spec §5.6 step 3,
-    `keel.loop.blocks_run`)."""
-    events = t.recorder.events
-    denied = {e.pause_id for e in events if isinstance(e, PausePointResolved) and not e.approved}
-    if not denied:
-        return ()
-    frames = {frame.frame_id for frame in t.state.stack}
-    return tuple(
-        e
-        for e in t.all_events()
-        if isinstance(e, PausePointCreated)
-        and e.pause_id in denied
-        and e.execute_step_id is not None
-        and e.frame_id in frames
-    )
 
 
 async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:

@@ -1,4 +1,5 @@
-"""Skill lifecycle as the driver performs it: activate, enter blocks, finish, resume offers."""
+"""Skill lifecycle as the driver performs it: activate, enter blocks, finish, resume offers,
+and the blocks a denial holds until the next message."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from keel.conditions import Outcome, evaluate
 from keel.events.model import (
     MemoryCleared,
     MemorySet,
+    PausePointCreated,
+    PausePointResolved,
     RoutingDecided,
     SkillActivated,
     SkillInterrupted,
@@ -181,3 +184,28 @@ async def slash_activate(t: TurnContext, text: str) -> bool:
     await drop_resume_offer(t)
     await activate(t, target, interrupt=t.state.active_skill_id is not None)
     return True
+
+
+def held_by_denial(t: TurnContext) -> tuple[PausePointCreated, ...]:
+    """The pause points of `execute_tool` steps the user denied in this turn whose block is
+    still on the stack: each such block is held until the next message (spec §5.6 step 3,
+    `keel.loop.blocks_run`)."""
+    events = t.recorder.events
+    denied = {e.pause_id for e in events if isinstance(e, PausePointResolved) and not e.approved}
+    if not denied:
+        return ()
+    frames = {frame.frame_id for frame in t.state.stack}
+    return tuple(
+        e
+        for e in t.all_events()
+        if isinstance(e, PausePointCreated)
+        and e.pause_id in denied
+        and e.execute_step_id is not None
+        and e.frame_id in frames
+    )
+
+
+def held_tools(t: TurnContext) -> frozenset[str]:
+    """Tools whose `execute_tool` step the user denied in this turn: while the model words
+    the denial they are not offered, and a call to one is refused (it would ask again)."""
+    return frozenset(pause.tool_name for pause in held_by_denial(t))

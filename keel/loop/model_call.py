@@ -47,7 +47,12 @@ def call_mode(t: TurnContext) -> CallMode:
             step = found[1].step(frame.step_id or "")
             if isinstance(step, CollectStep):
                 entry = step.entry
-    return CallMode(searched=t.searched, has_knowledge=t.has_knowledge, collect_entry=entry)
+    return CallMode(
+        searched=t.searched,
+        has_knowledge=t.has_knowledge,
+        collect_entry=entry,
+        withheld=lifecycle.held_tools(t),
+    )
 
 
 def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situation:

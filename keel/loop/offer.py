@@ -184,6 +184,9 @@ class CallMode:
     """The project has a knowledge base (`references/`)."""
     collect_entry: str | None = None
     """A `collect:` step waiting on the model for this entry (bare name)."""
+    withheld: frozenset[str] = frozenset()
+    """Builder tools not offered on this call whatever their gate: a block step's tool the
+    user just declined (`keel.loop.lifecycle.held_tools`)."""
 
 
 def llm_writable(definition: AgentDefinition, skill: Skill, mode: CallMode) -> tuple[str, ...]:
@@ -223,7 +226,9 @@ def offered_tools(
         offers += [_STATIC[SEARCH_KNOWLEDGE], _STATIC[CANNOT_HELP]]
         return tuple(offers + ([_STATIC[RESOLVE]] if pending else []))
     if skill is not None:
-        offers += builder_offers(definition, state, skill)
+        offers += [
+            o for o in builder_offers(definition, state, skill) if o.name not in mode.withheld
+        ]
     if targets:
         offers.append(activate_offer(targets))
     if skill is not None:
