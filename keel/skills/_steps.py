@@ -1,22 +1,42 @@
 """Reading the `steps:` list of an ordered block into step values.
 
 A step's kind is the one discriminating key it carries (`STEP_KINDS`); every kind allows
-only its own keys plus `id` and `next` (`additionalProperties: false`).
+only its own keys plus `id` and `next` (`additionalProperties: false`). One builder per kind
+checks the kind's own keys and returns the step value.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final
 
+from keel.conditions import Condition
+from keel.skills._condition import read_condition
 from keel.skills._next import Jump, read_next
-from keel.skills._step_kinds import BUILDERS, Common, StepContext
+from keel.skills._tokens import locate, scan_prose
 from keel.skills.model import Token
-from keel.skills.steps import END_ID, STEP_KINDS, EndStep, Step
+from keel.skills.steps import (
+    END_ID,
+    SPECIAL_ACTIONS,
+    STEP_KINDS,
+    ActionStep,
+    CallStep,
+    CollectStep,
+    EndStep,
+    ExecuteToolStep,
+    InstructionsStep,
+    LinkStep,
+    NextSpec,
+    NoopStep,
+    SetMemoryStep,
+    Step,
+    parameter_reference,
+)
 from keel.source.reporter import Reporter
-from keel.source.yaml import LineDict, LineList, type_name
+from keel.source.yaml import LineDict, LineList, freeze, type_name
 
 _STEP_ID: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 _COMMON_KEYS: Final = frozenset({"id", "next"})
@@ -177,3 +197,189 @@ def read_steps(
                 key=jump.target,
             )
     return tuple(reader.steps), tuple(reader.ctx.tokens)
+
+
+# The builders, one per step kind.
+
+_IDENT: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+_ENTRY: Final = re.compile(_IDENT)
+_QUALIFIED_ENTRY: Final = re.compile(rf"{_IDENT}(?:\.{_IDENT}){{0,2}}")
+_NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Common:
+    """The fields every step shares, already read."""
+
+    id: str
+    line: int
+    next: NextSpec | None
+
+
+@dataclass(slots=True)
+class StepContext:
+    """What builders need besides the step: the reporter, the file's lines, found tokens."""
+
+    rep: Reporter
+    raw_lines: Sequence[str]
+    tokens: list[Token] = field(default_factory=list)
+
+
+def _bad_value(ctx: StepContext, item: LineDict, key: str, expected: str) -> None:
+    ctx.rep.error(
+        "skill.step.bad_value",
+        item.line_of(key),
+        f"`{key}` must be {expected}, got {type_name(item.get(key))} {item.get(key)!r}",
+        key=key,
+    )
+
+
+def _name(item: LineDict, key: str, ctx: StepContext, pattern: re.Pattern[str]) -> str | None:
+    value = item.get(key)
+    if isinstance(value, str) and pattern.fullmatch(value.strip()):
+        return value.strip()
+    _bad_value(ctx, item, key, "a name")
+    return None
+
+
+def _complete_when(item: LineDict, ctx: StepContext) -> Condition | None:
+    value = item.get("complete_when")
+    if value is None:
+        return None
+    return read_condition(ctx.rep, value, item.line_of("complete_when"), where="step complete_when")
+
+
+def _instructions(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    text = item["instructions"]
+    if not isinstance(text, str) or not text.strip():
+        _bad_value(ctx, item, "instructions", "non-empty text")
+        return None
+    start = item.line_of("instructions")
+    ctx.tokens.extend(
+        scan_prose(text, lambda _, needle: locate(ctx.raw_lines, start, needle), ctx.rep)
+    )
+    return InstructionsStep(
+        id=c.id,
+        line=c.line,
+        next=c.next,
+        instructions=text.strip(),
+        complete_when=_complete_when(item, ctx),
+    )
+
+
+def _collect(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    entry = _name(item, "collect", ctx, _ENTRY)
+    utterance = item.get("utterance")
+    if utterance is not None and not (isinstance(utterance, str) and utterance.strip()):
+        _bad_value(ctx, item, "utterance", "a response name")
+        return None
+    if entry is None:
+        return None
+    return CollectStep(
+        id=c.id,
+        line=c.line,
+        next=c.next,
+        entry=entry,
+        utterance=utterance.strip() if isinstance(utterance, str) else None,
+        complete_when=_complete_when(item, ctx),
+    )
+
+
+def _action(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    key = "action" if "action" in item else "utter"
+    value = item[key]
+    name = value.strip() if isinstance(value, str) else ""
+    if name in SPECIAL_ACTIONS or (name.startswith("utter_") and len(name) > len("utter_")):
+        return ActionStep(id=c.id, line=c.line, next=c.next, action=name)
+    ctx.rep.error(
+        "skill.step.bad_action",
+        item.line_of(key),
+        f"action {value!r} is neither a utter_* response nor action_listen / hangup",
+        key=str(value),
+    )
+    return None
+
+
+def _execute_tool(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    tool = _name(item, "execute_tool", ctx, _NAME)
+    parameters = item.get("parameters")
+    if parameters is not None and not (
+        isinstance(parameters, LineDict) and all(isinstance(k, str) for k in parameters)
+    ):
+        _bad_value(ctx, item, "parameters", "a mapping of argument name -> value")
+        return None
+    if tool is None:
+        return None
+    values: dict[str, object] = {}
+    if isinstance(parameters, LineDict):
+        values = {k: _parameter(k, v, parameters, ctx) for k, v in parameters.items()}
+    return ExecuteToolStep(
+        id=c.id, line=c.line, next=c.next, tool=tool, parameters=MappingProxyType(values)
+    )
+
+
+def _parameter(name: str, value: object, parameters: LineDict, ctx: StepContext) -> object:
+    """The frozen value; a string that starts like a memory reference must be one."""
+    if not isinstance(value, str):
+        return freeze(value)
+    if value.strip().startswith("session.") and parameter_reference(value) is None:
+        ctx.rep.error(
+            "skill.step.bad_parameter_reference",
+            parameters.line_of(name),
+            f"parameter {name!r} = {value!r} looks like a memory reference but is not "
+            "session.<namespace>.<entry>",
+            key=name,
+        )
+    return value
+
+
+def _noop(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    if item["noop"] is not True:
+        _bad_value(ctx, item, "noop", "true")
+        return None
+    return NoopStep(id=c.id, line=c.line, next=c.next)
+
+
+def _set_memory(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    values = item["set_memory"]
+    if not isinstance(values, LineDict) or not values:
+        _bad_value(ctx, item, "set_memory", "a non-empty mapping of entry -> value")
+        return None
+    bad = [k for k in values if not (isinstance(k, str) and _QUALIFIED_ENTRY.fullmatch(k))]
+    if bad:
+        ctx.rep.error(
+            "skill.step.bad_value",
+            values.line_of(bad[0]),
+            f"set_memory key {bad[0]!r} is not a memory entry name",
+            key=str(bad[0]),
+        )
+        return None
+    frozen = MappingProxyType({str(k): freeze(v) for k, v in values.items()})
+    return SetMemoryStep(id=c.id, line=c.line, next=c.next, values=frozen)
+
+
+def _call(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    target = _name(item, "call", ctx, _NAME)
+    return None if target is None else CallStep(id=c.id, line=c.line, next=c.next, target=target)
+
+
+def _link(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
+    target = _name(item, "link", ctx, _NAME)
+    return None if target is None else LinkStep(id=c.id, line=c.line, target=target)
+
+
+BUILDERS: Final[Mapping[str, Callable[[LineDict, Common, StepContext], Step | None]]] = (
+    MappingProxyType(
+        {
+            "instructions": _instructions,
+            "collect": _collect,
+            "action": _action,
+            "execute_tool": _execute_tool,
+            "noop": _noop,
+            "set_memory": _set_memory,
+            "call": _call,
+            "link": _link,
+        }
+    )
+)
+"""Discriminating key -> builder; the keys are those of `STEP_KINDS`."""
