@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.tools.definition import ToolDefinition, ToolDefinitionError
-from keel.tools.signature import resolve_annotation
+from keel.tools.schema import resolve_annotation
 
 _UNIONS: frozenset[object] = frozenset({typing.Union, types.UnionType})
 _WRAPPERS: frozenset[object] = frozenset({typing.Annotated, typing.Required, typing.NotRequired})

@@ -14,7 +14,7 @@ from typing import Any
 from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.decorator import def_line, tool, tool_definition
 from keel.tools.definition import HOOK_PREFIX, HookDefinition, ToolDefinition, ToolDefinitionError
-from keel.tools.signature import CONTEXT_PARAM
+from keel.tools.schema import CONTEXT_PARAM
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

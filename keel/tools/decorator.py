@@ -32,7 +32,7 @@ from keel.tools.contract import (
 )
 from keel.tools.definition import ToolDefinition, ToolDefinitionError
 from keel.tools.frozen import freeze_json
-from keel.tools.signature import UnresolvedAnnotation, function_parameters
+from keel.tools.schema import UnresolvedAnnotation, function_parameters
 
 __all__ = ["TOOL_ATTRIBUTE", "ToolDefinition", "ToolDefinitionError", "tool", "tool_definition"]
 

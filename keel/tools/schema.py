@@ -1,5 +1,12 @@
-"""JSON schema from Python type hints: what the LLM is told a tool accepts.
+"""A tool function's signature -> the JSON schema object of its LLM-visible arguments.
 
+The parameter named `context` is injected by the engine and left out. Parameters with a
+default are optional (the default is recorded when it is JSON); a `None` default makes the
+type nullable. `*args` / `**kwargs` and positional-only parameters cannot be passed by name
+and are definition errors. Descriptions come from the docstring's `Args:` section
+(Google style).
+
+Each parameter's type hint becomes its JSON schema, what the LLM is told the tool accepts.
 Supported: str, int, float, bool, None, Any / unannotated (`{}`, anything), list / set /
 Sequence, tuple (homogeneous or fixed), dict / Mapping with str keys, Literal (enum), Enum
 subclasses (enum of values), Optional / `X | None` (nullable type list), other unions
@@ -12,14 +19,113 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import enum
+import inspect
+import re
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from keel.tools.definition import ToolDefinitionError
 
 Schema = dict[str, Any]
+
+# The signature.
+
+CONTEXT_PARAM = "context"
+"""The parameter the engine fills with the `ToolContext`; never shown to the LLM."""
+
+_UNNAMEABLE = {
+    inspect.Parameter.VAR_POSITIONAL: "*{} is not allowed (tools are called with named arguments)",
+    inspect.Parameter.VAR_KEYWORD: "**{} is not allowed (tools are called with named arguments)",
+    inspect.Parameter.POSITIONAL_ONLY: "{} is positional-only (tools are called by name)",
+}
+
+
+class UnresolvedAnnotation(ToolDefinitionError):
+    """An annotation names something not defined (yet) in the tool's module."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ParameterSchema:
+    """What a signature says about a tool's arguments."""
+
+    parameters: Schema
+    """JSON schema object: properties, required, additionalProperties false."""
+    context_param: str | None
+    param_names: tuple[str, ...]
+
+
+def function_parameters(func: Callable[..., Any]) -> ParameterSchema:
+    """Derive the argument schema of `func` (raises `ToolDefinitionError`)."""
+    name = getattr(func, "__name__", repr(func))
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"cannot read the signature: {exc}", function=name) from exc
+    descriptions = parse_arg_descriptions(inspect.getdoc(func))
+    properties: dict[str, Schema] = {}
+    required: list[str] = []
+    context_param: str | None = None
+    for param in signature.parameters.values():
+        if param.kind in _UNNAMEABLE:
+            message = _UNNAMEABLE[param.kind].format(param.name)
+            raise ToolDefinitionError(message, function=name, parameter=param.name)
+        if param.name == CONTEXT_PARAM:
+            context_param = param.name
+            continue
+        properties[param.name] = _parameter_schema(func, param, descriptions.get(param.name))
+        if param.default is inspect.Parameter.empty:
+            required.append(param.name)
+    parameters: Schema = {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+    return ParameterSchema(
+        parameters=parameters, context_param=context_param, param_names=tuple(properties)
+    )
+
+
+def _parameter_schema(
+    func: Callable[..., Any], param: inspect.Parameter, description: str | None
+) -> Schema:
+    annotation = resolve_annotation(func, param.name, param.annotation)
+    schema = type_schema(annotation, parameter=param.name)
+    if param.default is not inspect.Parameter.empty:
+        if param.default is None:
+            schema = make_nullable(schema)
+        ok, value = json_default(param.default)
+        if ok:
+            schema = {**schema, "default": value}
+    if description and "description" not in schema:
+        schema = {**schema, "description": description}
+    return schema
+
+
+def resolve_annotation(func: Callable[..., Any], name: str, annotation: object) -> object:
+    """Evaluate one parameter's annotation (string or not) in the function's module globals.
+
+    Each parameter is resolved on its own, so an unresolvable annotation on `context` or on
+    the return value (which the schema never needs) cannot break the tool.
+    """
+    if annotation is inspect.Parameter.empty:
+        return Any
+    holder = types.SimpleNamespace(__annotations__={name: annotation})
+    globalns = getattr(inspect.unwrap(func), "__globals__", {})
+    try:
+        return typing.get_type_hints(holder, globalns=globalns, include_extras=True)[name]
+    except NameError as exc:
+        message = f"parameter {name!r}: annotation {annotation!r} cannot be resolved ({exc})"
+        raise UnresolvedAnnotation(message, parameter=name) from exc
+    except Exception as exc:
+        message = f"parameter {name!r}: invalid annotation {annotation!r} ({exc})"
+        raise ToolDefinitionError(message, parameter=name) from exc
+
+
+# Type hints -> JSON schema.
 
 _PRIMITIVES: dict[object, str] = {
     str: "string",
@@ -250,3 +356,47 @@ def _is_typeddict(tp: object) -> bool:
     return typing.is_typeddict(tp) or (
         isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
     )
+
+
+# Per-argument descriptions from the `Args:` section of a Google-style docstring.
+
+_SECTION = re.compile(r"^(?P<indent>\s*)(?:Args|Arguments|Parameters|Params)\s*:\s*$")
+_ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:(?P<text>.*)$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def parse_arg_descriptions(doc: str | None) -> dict[str, str]:
+    """Map argument name -> description from the docstring's `Args:` section.
+
+    Continuation lines (indented deeper than the entry) are joined with single spaces.
+    The section ends at the first non-blank line indented no deeper than its header
+    (e.g. `Returns:` or a closing paragraph). Returns {} when there is no such section.
+    """
+    if not doc:
+        return {}
+    lines = inspect.cleandoc(doc).splitlines()
+    start = next((i for i, line in enumerate(lines) if _SECTION.match(line)), None)
+    if start is None:
+        return {}
+    header_indent = _indent(lines[start])
+    entry_indent: int | None = None
+    parts: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if indent <= header_indent:
+            break
+        if entry_indent is None:
+            entry_indent = indent
+        match = _ENTRY.match(line.strip()) if indent <= entry_indent else None
+        if match is not None:
+            current = match.group("name")
+            parts[current] = [match.group("text").strip()]
+        elif current is not None:
+            parts[current].append(line.strip())
+    return {name: " ".join(p for p in texts if p) for name, texts in parts.items()}

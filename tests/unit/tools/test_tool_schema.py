@@ -11,9 +11,7 @@ from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict, Un
 import pytest
 
 from keel.tools.definition import ToolDefinitionError
-from keel.tools.docstrings import parse_arg_descriptions
-from keel.tools.schema import type_schema
-from keel.tools.signature import function_parameters
+from keel.tools.schema import function_parameters, parse_arg_descriptions, type_schema
 
 
 class Color(enum.Enum):
