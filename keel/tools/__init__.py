@@ -31,8 +31,7 @@ from keel.tools.discovery import RESERVED_TOOL_NAMES, ToolCatalog, discover_tool
 from keel.tools.dispatch import HookRun, ToolRun, run_hook, run_tool
 from keel.tools.invoke import invoke_hook, invoke_tool
 from keel.tools.load import ToolModule, load_tool_file, load_tool_module
-from keel.tools.result import InvalidMemoryValue, ToolResult
-from keel.tools.result_text import to_result_text
+from keel.tools.result import InvalidMemoryValue, ToolResult, to_result_text
 from keel.tools.validation import ArgumentProblem, retryable_error_text, validate_arguments
 
 __all__ = [

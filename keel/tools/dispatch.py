@@ -23,8 +23,7 @@ from keel.tools.context import ToolContext
 from keel.tools.definition import HookDefinition, ToolDefinition
 from keel.tools.guarded import Finished, Raised, describe_exception, guarded, seconds
 from keel.tools.invoke import invoke_hook, invoke_tool
-from keel.tools.result import InvalidMemoryValue, ToolResult
-from keel.tools.result_text import to_result_text
+from keel.tools.result import InvalidMemoryValue, ToolResult, to_result_text
 
 ToolOutcome = Literal["success", "error", "timeout"]
 
