@@ -15,7 +15,7 @@ from keel.embeddings.port import Embedder
 from keel.events.fold import ConversationState
 from keel.loop.offer import eligible_skills
 from keel.project.definition import AgentDefinition
-from keel.routing.config import RouterConfig
+from keel.project.offline_config import RouterConfig
 from keel.routing.keyword import keyword_scores
 from keel.routing.router import OfflineRouter, decide, rank
 

@@ -12,11 +12,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+"""An email address in text (also what plan entities call an email)."""
 _NUMBER = re.compile(r"(?<![\w.#-])-?\d+(?:[.,]\d+)?(?![\w@])")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
-_MONTHS = {
+MONTHS: dict[str, int] = {
     name: index
     for index, names in enumerate(
         (
@@ -37,7 +38,8 @@ _MONTHS = {
     )
     for name in names
 }
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+"""English month names and their abbreviations, lower case, to the month's number (1-12)."""
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _WORD_DATE = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
 _DAY_FIRST = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -83,7 +85,7 @@ def decide(candidates: Iterable[object]) -> Extraction:
 
 def emails(text: str) -> Extraction:
     """Email addresses (lower-cased)."""
-    return decide(m.group(0).lower().rstrip(".") for m in _EMAIL.finditer(text))
+    return decide(m.group(0).lower().rstrip(".") for m in EMAIL.finditer(text))
 
 
 def numbers(text: str) -> Extraction:
@@ -104,9 +106,9 @@ def dates(text: str) -> Extraction:
     for m in _SLASH_DATE.finditer(text):
         found.append(_iso(m.group(3), m.group(1), m.group(2)))
     for m in _WORD_DATE.finditer(text):
-        found.append(_iso(m.group(3), str(_MONTHS[m.group(1).lower()]), m.group(2)))
+        found.append(_iso(m.group(3), str(MONTHS[m.group(1).lower()]), m.group(2)))
     for m in _DAY_FIRST.finditer(text):
-        found.append(_iso(m.group(3), str(_MONTHS[m.group(2).lower()]), m.group(1)))
+        found.append(_iso(m.group(3), str(MONTHS[m.group(2).lower()]), m.group(1)))
     return decide(d for d in found if d is not None)
 
 

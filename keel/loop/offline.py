@@ -38,7 +38,7 @@ from keel.loop.post_write import write_with_hook
 from keel.loop.turn import Next, TurnContext
 from keel.memory import MemoryField
 from keel.project.definition import AgentDefinition, Skill
-from keel.routing.config import runs
+from keel.project.offline_config import runs
 from keel.routing.router import Decision, OfflineRouter
 from keel.skills import CollectStep
 

@@ -21,12 +21,12 @@ import datetime as dt
 import re
 from typing import Final
 
-from keel.extract.extractors import _MONTHS
+from keel.extract.extractors import MONTHS
 from keel.plans.entity import Entity, entity_of
 from keel.plans.lexicon import NUMBER_WORDS
 
 _I: Final = re.IGNORECASE
-_MONTH: Final = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH: Final = "|".join(sorted(MONTHS, key=len, reverse=True))
 _NUMWORD: Final = "|".join(NUMBER_WORDS)
 _UNIT: Final = r"(?:minute|hour|day|week|fortnight|month|quarter|year)s?"
 _WEEKDAY: Final = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -43,7 +43,7 @@ _DMY: Final = re.compile(
 )
 _MONTH_YEAR: Final = re.compile(rf"\b({_MONTH})\.?\s+(\d{{4}})\b", _I)
 _MONTH_NAME: Final = "|".join(
-    sorted((m for m in _MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True)
+    sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True)
 )
 _TIME_PREP: Final = r"(?:in|during|since|until|till|before|after|by|for|from|through|of|on)"
 _MONTH_ONLY: Final = re.compile(rf"\b{_TIME_PREP}\s+(?:the\s+month\s+of\s+)?({_MONTH_NAME})\b", _I)
@@ -224,4 +224,4 @@ def _year(raw: str) -> str:
 
 
 def _month(name: str) -> str:
-    return str(_MONTHS[name.lower()])
+    return str(MONTHS[name.lower()])

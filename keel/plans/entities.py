@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 from typing import Final
 
-from keel.extract.extractors import _EMAIL
+from keel.extract.extractors import EMAIL
 from keel.plans.dates import dates, times, windows
 from keel.plans.entity import KINDS, Entity, entity_of
 from keel.plans.lexicon import (
@@ -139,7 +139,7 @@ def _urls(text: str) -> list[Entity]:
 
 def _emails(text: str) -> list[Entity]:
     out: list[Entity] = []
-    for m in _EMAIL.finditer(text):
+    for m in EMAIL.finditer(text):
         raw = m.group(0).rstrip(".")
         end = m.start() + len(raw)
         out.append(Entity(kind="email", start=m.start(), end=end, text=raw, value=raw.lower()))

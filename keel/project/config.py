@@ -15,10 +15,10 @@ from typing import Any
 
 from keel.project.envvars import frozen_mapping
 from keel.project.integrations import IntegrationsConfig, parse_integrations
+from keel.project.offline_config import OfflineConfig, parse_offline
 from keel.project.plan_cache_config import PlanCacheSettings, parse_plan_cache
 from keel.project.prompts import Prompts, parse_prompts
 from keel.project.references import ChunkingConfig, ReferencesConfig, parse_references
-from keel.routing.config import OfflineConfig, parse_offline
 from keel.source.diagnostics import Diagnostic
 from keel.source.reporter import (
     Reporter,
@@ -91,7 +91,7 @@ class AgentConfig:
     max_tool_calls_per_reply: int = DEFAULT_MAX_TOOL_CALLS_PER_REPLY
     """Keel: tool calls of one model reply that run; the excess is refused, coded."""
     offline: OfflineConfig = field(default_factory=OfflineConfig)
-    """Keel: `routing.offline` and `extraction` (`keel.routing.config`)."""
+    """Keel: `routing.offline` and `extraction` (`keel.project.offline_config`)."""
     plan_cache: PlanCacheSettings = field(default_factory=PlanCacheSettings)
     """Keel: `plan_cache` (`keel.project.plan_cache_config`)."""
     conversation: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))

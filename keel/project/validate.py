@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keel.extract.check import check_gazetteers
 from keel.project.definition import AgentDefinition, Skill
 from keel.project.references import check_embeddings
-from keel.project.validate_memory import check_response_memory, check_skill_memory
+from keel.project.validate_memory import (
+    check_gazetteers,
+    check_response_memory,
+    check_skill_memory,
+)
 from keel.skills import (
     ActionStep,
     CallStep,

@@ -2,7 +2,8 @@
 
 Covers conditions everywhere (skill, steps, branches, `if:` paragraphs, utter triggers,
 tool constraints, response variants), `@memory` tokens, `collect:` and `set_memory:`
-entries, `execute_tool` parameters, tool memory writes, post-write hooks and `set:` buttons.
+entries, `execute_tool` parameters, tool memory writes, post-write hooks and `set:` buttons;
+and every gazetteer an `extract:` attribute names can be read.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from keel.conditions import Condition
+from keel.extract.gazetteers import GazetteerError, load_gazetteer
 from keel.memory import MemorySchema, can_read, check_hooks, check_write
 from keel.project.definition import AgentDefinition, Skill
 from keel.skills import CollectStep, ExecuteToolStep, SetMemoryStep, SkillDocument
@@ -222,3 +224,18 @@ def _set_buttons(schema: MemorySchema, file: str, buttons: object) -> Iterator[D
             yield diag(
                 code, file, payload.line, f"`set:` button: {decision.reason}", key=payload.key
             )
+
+
+def check_gazetteers(definition: AgentDefinition) -> list[Diagnostic]:
+    """`memory.bad_extract` for each gazetteer file that is missing or unreadable."""
+    out: list[Diagnostic] = []
+    for field in definition.memory.fields:
+        spec = field.extract
+        if spec is None or spec.gazetteer is None:
+            continue
+        try:
+            load_gazetteer(definition.root, spec.gazetteer)
+        except GazetteerError as exc:
+            message = f"`extract` of `{field.key}`: {exc}"
+            out.append(diag("memory.bad_extract", field.file, field.line, message, key=field.key))
+    return out

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from keel.routing.config import RouterConfig
+from keel.project.offline_config import RouterConfig
 from keel.skills.model import SkillDocument
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from keel.project.config import parse_agent_config
-from keel.routing.config import runs
+from keel.project.offline_config import runs
 
 
 def test_routing_config_values_and_diagnostics() -> None:
