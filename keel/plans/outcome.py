@@ -1,7 +1,14 @@
 """What running a plan produces, and the port that calls a step's tool (spec §3.11).
 
 `StepResult` is one tool call's result, `StepInvoker` the port the loop implements over its
-tool runner, `Execution` the outcome of a whole plan (`keel.plans.executor.execute`). Values.
+tool runner, `Execution` the outcome of a whole plan (`keel.plans.executor.execute`).
+
+The plan's final message is rendered from the results (plan-cache spec §1.11.5):
+`${stepN.path}` reads the step's output leniently (the message is only text), `${SLOT:x}`,
+`${FILLER:x}` and `${RUNTIME:k}` read the turn's values; lists render as their items' labels.
+A ref to a step that did not run renders empty, except `@count`, which renders `0` ("Saved
+0 rows"). An empty final message renders as the empty string (the caller falls back to its
+own summary). Pure.
 """
 
 from __future__ import annotations
@@ -10,8 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from keel.plans.plan import PlanError, Step
-from keel.plans.resolve import Provenance
+from keel.plans.paths import as_text
+from keel.plans.plan import Plan, PlanError, Step
+from keel.plans.refs import Ref, StepRef, find_refs
+from keel.plans.resolve import Provenance, ResolveEnv, resolve_ref
 
 Status = Literal["ok", "failed", "paused", "refused"]
 
@@ -53,3 +62,42 @@ class Execution:
     """Why steps were not invoked: gate refusals, unresolved arguments, unknown effects."""
     final_text: str
     skipped: tuple[int, ...] = ()
+
+
+# The final message, rendered from the results.
+
+
+def render_final(
+    plan: Plan,
+    results: Mapping[int, StepResult],
+    *,
+    slots: Mapping[str, object] | None = None,
+    fillers: Mapping[str, str] | None = None,
+    runtime: Mapping[str, object] | None = None,
+) -> str:
+    """`plan.final_message` with its refs rendered."""
+    text = plan.final_message
+    if not text:
+        return ""
+    env = ResolveEnv(
+        outputs={step: r.output for step, r in results.items() if r.ok},
+        runtime=runtime or {},
+        fillers={**{n: f.default for n, f in plan.fillers.items()}, **(fillers or {})},
+        slots=slots or {},
+        served=False,
+    )
+    pieces: list[str] = []
+    position = 0
+    for found in find_refs(text):
+        pieces += [text[position : found.start], _render(found.ref, env)]
+        position = found.end
+    return "".join(pieces) + text[position:]
+
+
+def _render(ref: Ref, env: ResolveEnv) -> str:
+    resolved = resolve_ref(ref, env, lenient=True)
+    if resolved is not None:
+        return as_text(resolved.value)
+    if isinstance(ref, StepRef) and ref.path[-1:] == ("@count",):
+        return "0"
+    return ""
