@@ -41,7 +41,6 @@ DECIDING_MODULES: Final = (
     "keel.plans.dates",
     "keel.plans.intents",
     "keel.plans.intent_words",
-    "keel.plans.intent_lexicon",
     "keel.plans.slots",
     "keel.plans.anchors",
     "keel.plans.bind_checks",
