@@ -99,7 +99,7 @@ class KeelSystem:
         """Tool changes need nothing (their digests are in every entry's signatures). A
         planner change is, in Keel, an edit of the skill's text or of the planner prompt,
         whose digest the loop folds into the cache's logic signature automatically
-        (`keel.loop.plan_scope.skill_logic_version`); here the planner's logic version
+        (`keel.loop.cascade.skill_logic_version`); here the planner's logic version
         stands for that digest."""
         version = f"planner-verbose-tasks={change.version.verbose_tasks}"
         if version != self.cache.config.logic_version:

@@ -26,7 +26,7 @@ async def resolve_pending(
     t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
 ) -> Outcome:
     """Resolve `pending` with the user's answer (a plan paused at this call goes on after
-    an approved run: `keel.loop.plan_resume`)."""
+    an approved run: the cascade's `after_approval`)."""
     if pending.skill_id is not None and stack.pause_owner(t.state) is None:
         # Its skill frame left without withdrawing it (an older log): nobody waits for it.
         await t.emit(*stack.withdraw_pause(t.state, t.state.stack, "skill_ended"))
@@ -41,10 +41,9 @@ async def resolve_pending(
     if not approved:
         return await _denied(t, pending)
     outcome = await _run_confirmed(t, pending, site)
-    if isinstance(resume, Mapping) and isinstance(outcome, _Done):
-        from keel.loop.plan_resume import resume_plan
-
-        nxt = await resume_plan(t, pending.skill_id or "", resume, outcome.run)
+    if isinstance(resume, Mapping) and isinstance(outcome, _Done) and t.plans is not None:
+        # A plan paused at this call goes on with its next steps (plan-cache spec §3.2).
+        nxt = await t.plans.after_approval(t, pending.skill_id or "", resume, outcome.run)
         if nxt is not None:
             return _Done(outcome.run, nxt)
     return outcome

@@ -8,10 +8,10 @@ turn), then runs one turn for the message (see `keel.loop.turn` for what a turn 
 2. a `/skill_id` slash command activates an eligible skill without a model call;
 3. the loop: a deterministic pass, then (when it needs judgement) what code can settle
    instead of the model (offline routing and extraction, `keel.loop.offline`; the plan
-   cascade, `keel.loop.plans_run`), else one model call whose reply is checked and acted
-   on, again and again until something says wait, within the turn's budget and the
-   repeated-call breaker. A turn the loop handled well may leave a plan behind
-   (`keel.loop.plan_record`).
+   cascade, `keel.loop.cascade`, through the `TurnPlans` port), else one model call whose
+   reply is checked and acted on, again and again until something says wait, within the
+   turn's budget and the repeated-call breaker. A turn the loop handled well may leave a
+   plan behind (the cascade's `after_turn`).
 
 `Engine.feedback` is the user's verdict on a turn's plan (approve, reject, repeat).
 
@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING
 
 from keel.events.base import JsonValue, freeze_json
 from keel.events.fold import SESSION_METADATA_KEY, PendingConfirmation
@@ -62,13 +61,10 @@ from keel.loop.result import TurnResult, turn_result
 from keel.loop.session import close_interrupted_turn, seed_project_memory, session_due
 from keel.loop.taps import apply_tap, button_title
 from keel.loop.tools_run import CallSite
-from keel.loop.turn import Next, TurnContext
+from keel.loop.turn import Next, PlanCascade, TurnContext
 from keel.project.definition import AgentDefinition, DefinitionSource
 from keel.routing.router import OfflineRouter
 from keel.stores.port import EventStore
-
-if TYPE_CHECKING:
-    from keel.loop.plan_scope import PlanCaches
 
 SESSION_START_SKILL = "default_session_start"
 
@@ -88,13 +84,13 @@ class Engine:
         definitions: DefinitionSource | None = None,
         knowledge: KnowledgeBase | None = None,
         router: OfflineRouter | None = None,
-        plans: PlanCaches | None = None,
+        plans: PlanCascade | None = None,
     ) -> None:
         """`knowledge` answers `search_knowledge`; by default the project's references,
         indexed beside `store` (`keel.loop.knowledge.project_knowledge`). `router` is the
-        offline router (`keel.routing`); by default on the project's embedder. `plans` are
-        the plan caches (`keel.loop.plan_scope`); by default on `store`'s database when the
-        agent enables `plan_cache`."""
+        offline router (`keel.routing`); by default on the project's embedder. `plans` is
+        the plan cascade (`keel.loop.cascade.Cascade`); by default on `store`'s database
+        when the agent enables `plan_cache`."""
         self.on_tool_start = on_tool_start
         self.definition = definition
         self.definitions = definitions
@@ -105,7 +101,7 @@ class Engine:
         self.knowledge = knowledge or project_knowledge(definition, store)
         self.router = router or OfflineRouter.for_project(lambda: self.definition)
         self._log = LogCache(store)
-        self.plans = plans if plans is not None else _default_caches(definition, store)
+        self.plans = plans if plans is not None else _default_cascade(definition, store)
 
     async def handle(
         self,
@@ -169,12 +165,10 @@ class Engine:
         """
         if self.plans is None:
             raise PlanFeedbackRefused(conversation_id, turn_id, "the agent has no plan_cache")
-        from keel.loop.plan_scope import give_feedback
-
         async with self._lock(conversation_id):
             async with self._open(conversation_id, None) as (history, recorder):
                 now = self.clock.now().timestamp()
-                return await give_feedback(self.plans, recorder, history, turn_id, signal, now)
+                return await self.plans.feedback(recorder, history, turn_id, signal, now)
 
     async def _approve(
         self, t: TurnContext, pending: PendingConfirmation, approved: bool, site: CallSite
@@ -245,7 +239,7 @@ class Engine:
             has_knowledge=self.knowledge is not None,
             knowledge_base=self.knowledge,
             on_tool_start=self.on_tool_start,
-            plans=self.plans,
+            plans=self.plans.for_turn() if self.plans is not None else None,
         )
 
     async def _session_start(
@@ -320,9 +314,7 @@ class Engine:
                     await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
             outcome = await self._run(t, allow_model=True)
         if t.plans is not None:
-            from keel.loop.plan_record import record_turn_plan
-
-            await record_turn_plan(t, outcome)
+            await t.plans.after_turn(t, outcome)  # a clean tool-calling turn leaves a plan
         return outcome
 
     async def _guarded(self, t: TurnContext, work: Coroutine[object, object, Next]) -> None:
@@ -349,7 +341,7 @@ class Engine:
                 return Next.WAIT if outcome is Next.MODEL else outcome
             instead = await offline_step(t, self.router)  # no model call when it can settle
             if instead is None and t.plans is not None:
-                instead = await _plan_step(t)  # a cached or planned plan, before the model
+                instead = await t.plans.before_model(t)  # a cached or planned plan
             if instead is not None:
                 if instead is not Next.CONTINUE:
                     return instead
@@ -366,17 +358,10 @@ class Engine:
                 return outcome
 
 
-def _default_caches(definition: AgentDefinition, store: EventStore) -> PlanCaches | None:
-    """Plan caches when the agent enables `plan_cache` (imported only then: startup stays
-    light for agents without it)."""
+def _default_cascade(definition: AgentDefinition, store: EventStore) -> PlanCascade | None:
+    """The plan cascade when the agent enables `plan_cache`, else None."""
     if not definition.config.plan_cache.enabled:
         return None
-    from keel.loop.plan_scope import default_caches
+    from keel.loop.cascade import default_cascade  # lazy: the plan cache (keel.plans)
 
-    return default_caches(definition, store)
-
-
-async def _plan_step(t: TurnContext) -> Next | None:
-    from keel.loop.plans_run import plan_step
-
-    return await plan_step(t)
+    return default_cascade(definition, store)

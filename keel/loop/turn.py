@@ -15,7 +15,9 @@ Inside a turn the loop alternates deterministic passes and model calls (spec §7
 
 `TurnContext` holds what lives only for the duration of a turn (counters, the knowledge
 mode flag, canned replies already sent, the steps entered this turn, this turn's model
-transcript). Everything else is in the event log.
+transcript). Everything else is in the event log. It also holds the turn's ports: the
+model, the knowledge base and the plan cascade (`TurnPlans`, below; `keel.loop.cascade`
+implements it). This module imports no step of the loop and not the cascade.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import enum
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from keel.conditions import Outcome, evaluate
 from keel.events.fold import ConversationState
@@ -37,9 +39,10 @@ from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
+from keel.tools.dispatch import ToolRun
 
 if TYPE_CHECKING:
-    from keel.loop.plan_scope import PendingRecord, PlanCaches
+    from keel.plans.store_port import PlanStore  # only agents with a plan cache load keel.plans
 
 
 class Next(enum.Enum):
@@ -106,12 +109,9 @@ class TurnContext:
     """What the offline path (`keel.loop.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
-    plans: PlanCaches | None = None
-    """The plan caches (`keel.loop.plans_run`); None when the engine has none."""
-    plan_tried: bool = False
-    """The cascade was consulted in this turn (it is consulted at most once)."""
-    plan_record: PendingRecord | None = None
-    """A cache miss whose tool calls are compiled into a plan when the turn ends well."""
+    plans: TurnPlans | None = None
+    """The plan cascade within this turn (`keel.loop.cascade`); None when the engine has
+    none: the loop then runs the same, without its calls."""
 
     @contextmanager
     def timed(self, stage: str) -> Iterator[None]:
@@ -190,3 +190,54 @@ class TurnContext:
         if skill is not None and skill.document.max_turns is not None:
             return skill.document.max_turns
         return self.definition.config.max_turns
+
+
+class TurnPlans(Protocol):
+    """The plan cascade as one turn sees it (plan-cache spec §3.2): what the loop asks of
+    it, at three points, and what it answers. The loop never reaches further into it."""
+
+    async def before_model(self, t: TurnContext) -> Next | None:
+        """The loop would ask the model now: a cached (L0/L1) or planned (L3) plan's
+        outcome, or None to ask the model. Consulted at most once a turn."""
+        ...
+
+    async def after_approval(
+        self, t: TurnContext, skill_id: str, resume: Mapping[str, object], run: ToolRun
+    ) -> Next | None:
+        """The confirmation a plan step paused at was approved and its call ran (`run`):
+        the outcome of the rest of the plan (`resume` is what the pause stored), or None
+        when nothing goes on."""
+        ...
+
+    async def after_turn(self, t: TurnContext, outcome: Next) -> None:
+        """The message turn ended with `outcome`: a clean tool-calling turn may become a
+        plan."""
+        ...
+
+
+class PlanCascade(Protocol):
+    """The plan cascade the engine holds (`keel.loop.cascade.Cascade`), one per engine."""
+
+    @property
+    def store(self) -> PlanStore:
+        """Where its entries, observations and effect journal live."""
+        ...
+
+    def for_turn(self) -> TurnPlans:
+        """The cascade for one new turn (its per-turn state lives in what this returns)."""
+        ...
+
+    async def feedback(
+        self,
+        recorder: Recorder,
+        history: tuple[Event, ...],
+        turn_id: str,
+        signal: str,
+        now: float,
+    ) -> str:
+        """Explicit feedback on turn `turn_id`'s plan (`Engine.feedback`); what changed."""
+        ...
+
+    async def maintain(self, definition: AgentDefinition, now: float) -> dict[str, int]:
+        """Maintenance of every skill's cache now; the counts of what changed."""
+        ...

@@ -294,13 +294,11 @@ async def flush(
 async def maintain(principal: AdminKey, runtime: Runtime) -> JSONResponse:
     """Run the cache maintenance now (aging, vanished tools, re-validation against the
     current tools); answers the counts of what changed (409 when the agent has no cache)."""
-    from keel.loop.plan_scope import maintain_all
-
     engine = runtime.engine
     if engine.plans is None:
         raise ApiError(409, "plan.cache_disabled", "the agent does not enable plan_cache")
     now = runtime.clock.now().timestamp()
-    return JSONResponse({"changed": await maintain_all(engine.plans, engine.definition, now)})
+    return JSONResponse({"changed": await engine.plans.maintain(engine.definition, now)})
 
 
 @router.get("/{entry_id}", response_model=PlanEntryOut, responses=_NOT_FOUND)

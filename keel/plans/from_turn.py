@@ -1,59 +1,25 @@
-"""At the end of a turn the tool-calling loop handled, its tool calls become a plan.
+"""What a turn's event log says about plans: the plan of a tool-calling turn, the plan turns.
 
-The calls the model made for the request (in order, with the arguments they ran with) are
-the plan's steps; the model's last reply becomes the final message when every specific in
-it can be explained (a value of a step's output becomes `${stepK.path}`, a value from the
+The calls the model made for a request (in order, with the arguments they ran with) are a
+plan's steps; the model's last reply becomes the final message when every specific in it
+can be explained (a value of a step's output becomes `${stepK.path}`, a value from the
 request stays for the compiler to turn into a slot); otherwise the final message is left
-empty and a replay asks the model once to word the answer. The plan then goes through the
-same compiler and gates as a planner's plan (`PlanCache.record`).
-
-Only clean turns are recorded: it ended waiting for the user (not paused, not cut short),
-every tool run succeeded, and every run was one of the skill's own tools (a turn that also
-wrote memory through `set_fields` or activated a skill is not one plan).
+empty and a replay asks the model once to word the answer (`answer_template`). The loop
+records such a plan when a turn ends well (`keel.loop.cascade`). Pure: events in, values out.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from keel.events.model import BotMessage, ToolExecuted
-from keel.loop.plan_scope import epoch
-from keel.loop.plans_run import emit_record, turn_catalog
-from keel.loop.turn import Next, TurnContext
+from keel.events.model import Event, PlanExecuted, ToolExecuted, TurnStarted
 from keel.plans.plan import FINAL_ANSWER, Plan, Step
 from keel.tools.frozen import freeze_json
 
 _SPECIFIC = re.compile(r"[\w.+-]*\d[\w.+-]*|[\w.+-]+@[\w.-]+")
 """Tokens that carry a specific value (digits, e-mail addresses)."""
-
-
-async def record_turn_plan(t: TurnContext, outcome: Next) -> None:
-    """Compile and record the loop's plan for this turn, when the turn qualifies."""
-    pending, t.plan_record = t.plan_record, None
-    if pending is None or t.plans is None or outcome is not Next.WAIT:
-        return
-    skill = t.definition.skill(pending.skill_id)
-    if skill is None or t.state.pending_confirmation is not None:
-        return
-    runs = [e for e in t.recorder.events if isinstance(e, ToolExecuted)]
-    if not runs or any(r.is_error or r.tool_name not in skill.tools for r in runs):
-        return
-    if any(r.metadata.get("plan") is not None or r.metadata.get("source") for r in runs):
-        return
-    plan = loop_plan(runs, _last_reply(t), t.user_text)
-    cache = t.plans.for_skill(skill.skill_id)
-    decision = await cache.record(
-        t.user_text,
-        executed=plan,
-        intent=pending.intent,
-        catalog=turn_catalog(t, skill),
-        now=epoch(t),
-        turn_id=t.turn_id,
-        origin="loop",
-    )
-    await emit_record(t, decision, pending.intent)
 
 
 def loop_plan(runs: list[ToolExecuted], reply: str, request: str) -> Plan:
@@ -81,6 +47,40 @@ def answer_template(reply: str, outputs: Mapping[int, object], request: str) -> 
         if token.lower().strip(".") not in lowered:
             return ""
     return text
+
+
+def turn_skill(history: Iterable[Event], turn_id: str) -> str | None:
+    """The skill whose plan turn `turn_id` ran or recorded (from its tool runs)."""
+    inside = False
+    for event in history:
+        if isinstance(event, TurnStarted):
+            inside = event.turn_id == turn_id
+        elif inside and isinstance(event, ToolExecuted):
+            found = event.metadata.get("skill_id")
+            if isinstance(found, str):
+                return found
+    return None
+
+
+def last_served(history: Iterable[Event]) -> tuple[str, str, float, str] | None:
+    """(turn id, skill id, time, intent) of the last turn when the cache served it."""
+    turn_id: str | None = None
+    run: PlanExecuted | None = None
+    skill_id: str | None = None
+    intent = ""
+    for event in history:
+        if isinstance(event, TurnStarted):
+            turn_id, run, skill_id, intent = event.turn_id, None, None, ""
+        elif isinstance(event, PlanExecuted) and event.source in ("l0", "l1"):
+            run = event
+        elif isinstance(event, ToolExecuted) and event.metadata.get("plan") is not None:
+            found = event.metadata.get("skill_id")
+            skill_id = found if isinstance(found, str) else skill_id
+        elif event.kind == "plan_cache_decided" and getattr(event, "hit", False):
+            intent = str(getattr(event, "intent", ""))
+    if turn_id is None or run is None or run.status != "ok" or skill_id is None:
+        return None
+    return turn_id, skill_id, run.timestamp, intent
 
 
 def _leaves(outputs: Mapping[int, object]) -> list[tuple[str, str]]:
@@ -114,12 +114,3 @@ def _decoded(result: str) -> object:
         return json.loads(result)
     except ValueError:
         return result
-
-
-def _last_reply(t: TurnContext) -> str:
-    replies = [
-        e.text
-        for e in t.recorder.events
-        if isinstance(e, BotMessage) and e.response_source == "llm"
-    ]
-    return replies[-1] if replies else ""

@@ -13,9 +13,16 @@ from __future__ import annotations
 import json
 
 from keel.llm.port import Message, ModelRequest
+from keel.loop.cascade_run import (
+    PlanTurn,
+    emit_decisions,
+    emit_record,
+    epoch,
+    finish_plan,
+    partial,
+    run_plan,
+)
 from keel.loop.model_call import ask_recorded, build_request
-from keel.loop.plan_scope import epoch
-from keel.loop.plans_run import emit_decisions, emit_record, finish_plan, partial, run_plan
 from keel.loop.turn import Next, TurnContext
 from keel.plans.cache import Decision, Miss, PlanCache
 from keel.plans.catalog import Catalog
@@ -47,7 +54,7 @@ def tools_text(catalog: Catalog) -> str:
 
 
 async def plan_with_model(
-    t: TurnContext, skill: Skill, cache: PlanCache, catalog: Catalog, miss: Miss
+    t: TurnContext, turn: PlanTurn, skill: Skill, cache: PlanCache, catalog: Catalog, miss: Miss
 ) -> Next | None:
     """Propose, validate, repair once, run, record; None falls back to the tool loop."""
     plan, errors = await _propose(t, catalog, miss, ())
@@ -59,9 +66,17 @@ async def plan_with_model(
         return None
     await emit_decisions(t, (Decision(layer="l3", hit=True, reason="proposed"),), miss.intent)
     execution = await run_plan(
-        t, skill, catalog, plan, source="l3", slots={}, entry_id=None, intent=miss.intent
+        t,
+        turn.scope,
+        skill,
+        catalog,
+        plan,
+        source="l3",
+        slots={},
+        entry_id=None,
+        intent=miss.intent,
     )
-    t.plan_record = None
+    turn.pending = None  # a planned plan is recorded here, not compiled again at turn end
     if execution.status == "ok":
         decision = await cache.record(
             t.user_text,
@@ -77,11 +92,17 @@ async def plan_with_model(
         return await finish_plan(t, execution)
     if not execution.committed:
         return None  # nothing changed: the tool loop takes over, seeing what ran
-    return await _recover(t, skill, catalog, miss, plan, execution)
+    return await _recover(t, turn, skill, catalog, miss, plan, execution)
 
 
 async def _recover(
-    t: TurnContext, skill: Skill, catalog: Catalog, miss: Miss, plan: Plan, first: Execution
+    t: TurnContext,
+    turn: PlanTurn,
+    skill: Skill,
+    catalog: Catalog,
+    miss: Miss,
+    plan: Plan,
+    first: Execution,
 ) -> Next | None:
     """Effects committed, then a step failed: one proposal for the rest, resuming after
     the failed step (spec §3.11). A proposal that calls a tool whose effect already
@@ -105,7 +126,7 @@ async def _recover(
         return await partial(t, (plan, first))
     await emit_decisions(t, (Decision(layer="l3", hit=True, reason="recovery"),), miss.intent)
     second = await run_plan(
-        t, skill, catalog, rest, source="l3", slots={}, entry_id=None, attempt=1
+        t, turn.scope, skill, catalog, rest, source="l3", slots={}, entry_id=None, attempt=1
     )
     if second.status in ("ok", "paused"):
         return await finish_plan(t, second)
