@@ -1,6 +1,6 @@
 """What the plan cache stores, and the `PlanStore` port (plan-cache spec §3.15).
 
-Rows are plain values; the cache (`keel.plans.cache`, `keel.plans.learning`) decides, a
+Rows are plain values; the cache (`keel.plans.cache`) decides, a
 store only keeps and indexes: a turn's observations, the signal counts of an (intent, shape)
 (the Beta evidence of `keel.plans.evidence`), the newest observations. Implementations:
 `keel.plans.memory_store.MemoryPlanStore` (tests, benchmarks) and
