@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from keel.embeddings.local import LocalEmbedder
 from keel.embeddings.port import Embedder, EmbeddingError
+from keel.llm.errors import ModelConfigError
 from keel.llm.factory import LOCAL_BASE_URLS, api_key_of, normalized, provider_kind
-from keel.llm.tiers import ModelConfigError
 from keel.project.references import LOCAL_EMBEDDING_MODELS, LOCAL_PROVIDERS
 
 if TYPE_CHECKING:

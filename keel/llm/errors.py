@@ -8,6 +8,7 @@
     │   │   └── ContextTooLong       the prompt does not fit the model's window
     │   └── AuthenticationFailed     401/403; not retryable
     └── ModelTimeout                 no answer in time; retryable
+    ModelConfigError (KeelError)     the model configuration cannot be used; never retried
 
 Adapters translate their SDK's exceptions into these at the boundary; nothing above the
 adapters sees a provider SDK exception.
@@ -18,7 +19,24 @@ from __future__ import annotations
 import contextlib
 from typing import TypeVar
 
-from keel.errors import RunError
+from keel.errors import KeelError, RunError
+
+
+class ModelConfigError(KeelError):
+    """The model configuration cannot be used (unknown provider, missing group or key).
+
+    Not a `ModelError`: retrying or falling back cannot fix a configuration, so this is
+    never retried and surfaces as it is.
+    """
+
+    code = "keel.model.config"
+
+    def __init__(
+        self, message: str, *, provider: str | None = None, group: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.group = group
 
 
 class ModelError(RunError):

@@ -27,9 +27,10 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
+from keel.llm.errors import ModelConfigError
 from keel.llm.port import Model, ModelRequest, ModelResponse, StreamDone, StreamEvent
 from keel.llm.resilience import FallbackModel, RetryingModel, stream_reply
-from keel.llm.tiers import TIERS, ModelConfigError, resolve
+from keel.llm.tiers import TIERS, resolve
 from keel.project.integrations import IntegrationsConfig
 from keel.project.model_groups import ModelGroup, ModelSpec
 
@@ -229,7 +230,6 @@ __all__ = [
     "OPENAI_COMPATIBLE",
     "Answered",
     "Build",
-    "ModelConfigError",
     "TieredModel",
     "api_key_of",
     "build_group",

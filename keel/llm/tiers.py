@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from keel.errors import KeelError
+from keel.llm.errors import ModelConfigError
 from keel.project.integrations import TIERS, IntegrationsConfig
 from keel.project.model_groups import EscalationRules, ModelGroup
 
@@ -34,23 +34,6 @@ Purpose = Literal["route", "act"]
 
 EscalationRule = Literal["reasoning_skills", "long_input_chars", "attachments"]
 """The `escalation:` key that raised a call to `reasoning`."""
-
-
-class ModelConfigError(KeelError):
-    """The model configuration cannot be used (unknown provider, missing group or key).
-
-    Not a `ModelError`: retrying or falling back cannot fix a configuration, so this is
-    never retried and surfaces as it is.
-    """
-
-    code = "keel.model.config"
-
-    def __init__(
-        self, message: str, *, provider: str | None = None, group: str | None = None
-    ) -> None:
-        super().__init__(message)
-        self.provider = provider
-        self.group = group
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -147,7 +130,6 @@ __all__ = [
     "TIERS",
     "EscalationRule",
     "EscalationRules",
-    "ModelConfigError",
     "Purpose",
     "TierChoice",
     "choose_tier",

@@ -18,10 +18,9 @@ import keel.llm.anthropic
 import keel.llm.factory
 import keel.llm.openai
 from keel.llm import Model, ModelError, ModelRequest, ModelResponse, user_message
-from keel.llm.errors import AuthenticationFailed
+from keel.llm.errors import AuthenticationFailed, ModelConfigError
 from keel.llm.factory import (
     LOCAL_BASE_URLS,
-    ModelConfigError,
     TieredModel,
     build_group,
     build_model,

@@ -9,10 +9,10 @@ import pytest
 
 from keel.errors import KeelError
 from keel.llm import ModelError
+from keel.llm.errors import ModelConfigError
 from keel.llm.tiers import (
     TIERS,
     EscalationRules,
-    ModelConfigError,
     Purpose,
     TierChoice,
     choose_tier,
