@@ -194,7 +194,7 @@ class ServerRuntime:
 
     @property
     def plan_store(self) -> PlanStore:
-        """The plan cache store (admin endpoints, `keel.server.plans_admin`)."""
+        """The plan cache store (admin endpoints, `keel.server.plans_api`)."""
         return self._get().plan_store
 
     @property
