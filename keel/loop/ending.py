@@ -6,7 +6,7 @@
 | a confirmation is pending | `paused` | `paused` |
 | hangup | `end_turn` | `ended` |
 | budget or repeated-call breaker | `budget_exhausted` (with a bundled warning) | `idle` |
-| cancelled / error (see `Engine._guarded`) | `cancelled` / `error` | `idle` / `failed` |
+| cancelled / error (see `keel.loop.driver.guarded`) | `cancelled` / `error` | `idle` / `failed` |
 """
 
 from __future__ import annotations
@@ -21,6 +21,15 @@ _STOP: dict[Next, StopReason] = {
     Next.PAUSED: "paused",
     Next.EXHAUSTED: "budget_exhausted",
 }
+
+
+def budget_spent(t: TurnContext) -> bool:
+    """The turn made all the model round trips its skill's (or the agent's) `max_turns`
+    allows; the turn then ends as exhausted."""
+    if t.model_calls < t.budget():
+        return False
+    t.stop_detail = "budget"
+    return True
 
 
 async def finish_turn(t: TurnContext, outcome: Next) -> None:

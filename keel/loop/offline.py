@@ -55,7 +55,7 @@ async def warm_router(router: OfflineRouter, definition: AgentDefinition) -> Non
     await router.warm(tuple(s.document for s in definition.skills.values()))
 
 
-async def offline_step(t: TurnContext, router: OfflineRouter) -> Next | None:
+async def offline_step(t: TurnContext) -> Next | None:
     """What to do instead of calling the model now, or None to call it."""
     if t.user_text.startswith("set:") or not t.user_text.strip():
         return None if has_model(t.model) else await needs_model(t, "button tap")
@@ -64,7 +64,7 @@ async def offline_step(t: TurnContext, router: OfflineRouter) -> Next | None:
     if lifecycle.resume_offer(t) is not None:
         return None if has_model(t.model) else await resume(t)
     if t.active_skill is None:
-        return await _route(t, router)
+        return await _route(t, t.router)
     return await _fill(t, t.active_skill)
 
 

@@ -1,11 +1,12 @@
-"""Sessions: when one is due, and the project memory a new session starts with."""
+"""Sessions and the start of each turn: when a session is due, the project memory a new
+session starts with, and the events that open a turn (spec §7.1, §7.2)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from keel.events.base import ConversationStatus, JsonValue, freeze_json
-from keel.events.fold import ConversationState
+from keel.events.fold import SESSION_METADATA_KEY, ConversationState
 from keel.events.model import (
     BotTurnEnded,
     ConversationStateChanged,
@@ -13,10 +14,15 @@ from keel.events.model import (
     MemorySet,
     SessionStarted,
     SlotSet,
+    StackChanged,
     TurnEnded,
+    TurnStarted,
+    UserMessage,
 )
 from keel.ids import Clock
+from keel.loop import stack
 from keel.loop.recorder import Recorder
+from keel.loop.taps import button_title
 from keel.loop.turn import TurnContext
 from keel.memory.frozen import thaw
 from keel.project.definition import AgentDefinition
@@ -34,6 +40,50 @@ def session_due(
     minutes = definition.config.session_config.session_expiration_time
     last = history[-1].timestamp
     return minutes > 0 and clock.now().timestamp() - last > minutes * 60
+
+
+async def begin_session(t: TurnContext, metadata: Mapping[str, JsonValue]) -> None:
+    """Open the session-start turn: a new session, the old one's stack and pause gone."""
+    start: list[Event] = [
+        TurnStarted(turn_id=t.turn_id),
+        ConversationStateChanged(state="running"),
+        SessionStarted(),
+    ]
+    if t.state.stack:
+        start.append(StackChanged(frames=()))
+    # A pause of the old session dies with it (spec §5.6): resolved as denied.
+    start += stack.withdraw_pause(t.state, (), "session_ended")
+    if metadata:
+        start.append(MemorySet(key=SESSION_METADATA_KEY, value=freeze_json(dict(metadata))))
+    # One append: metadata the log cannot hold fails it whole, leaving no turn running.
+    await t.emit(*start)
+
+
+async def begin_message(
+    t: TurnContext, text: str, metadata: Mapping[str, JsonValue], load_ms: float
+) -> None:
+    """Open a message turn: its counters, then `turn_started`, `running` and the message."""
+    t.stage_ms["load"] = load_ms
+    t.recorder.persist_ms = 0.0
+    t.user_text = text
+    attachments = metadata.get("attachments")
+    t.attachments = len(attachments) if isinstance(attachments, list | tuple) else 0
+    t.recorder.events.clear()
+    await t.emit(
+        TurnStarted(turn_id=t.turn_id),
+        ConversationStateChanged(state="running"),
+        UserMessage(
+            text=text,
+            message_id=t.new_id(),
+            is_button_payload=text.startswith("set:"),
+            button_title=button_title(metadata),
+        ),
+    )
+
+
+async def begin_approval(t: TurnContext) -> None:
+    """Open the turn an approval from outside the chat runs in."""
+    await t.emit(TurnStarted(turn_id=t.turn_id), ConversationStateChanged(state="running"))
 
 
 async def seed_project_memory(t: TurnContext, metadata: Mapping[str, JsonValue]) -> None:

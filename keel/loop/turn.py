@@ -16,8 +16,9 @@ Inside a turn the loop alternates deterministic passes and model calls (spec §7
 `TurnContext` holds what lives only for the duration of a turn (counters, the knowledge
 mode flag, canned replies already sent, the steps entered this turn, this turn's model
 transcript). Everything else is in the event log. It also holds the turn's ports: the
-model, the knowledge base and the plan cascade (`TurnPlans`, below; `keel.loop.cascade`
-implements it). This module imports no step of the loop and not the cascade.
+model, the knowledge base, the offline router and the plan cascade (`TurnPlans`, below;
+`keel.loop.cascade` implements it). This module imports no step of the loop and not the
+cascade: the steps import it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
+from keel.routing.router import OfflineRouter
 from keel.tools.dispatch import ToolRun
 
 if TYPE_CHECKING:
@@ -109,6 +111,8 @@ class TurnContext:
     """What the offline path (`keel.loop.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
     """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
+    router: OfflineRouter
+    """The offline router `keel.loop.offline` asks before a routing model call."""
     plans: TurnPlans | None = None
     """The plan cascade within this turn (`keel.loop.cascade`); None when the engine has
     none: the loop then runs the same, without its calls."""

@@ -1,0 +1,168 @@
+"""The order of a turn: what happens to one request, step by step (spec §7.2, §7.3).
+
+Read this module to see a whole turn. Each line below is one named step; each step lives in
+a module that depends only on the turn's state (`keel.loop.turn`) and the layers below it.
+`Engine` (`keel.loop.engine`) opens the conversation's log, builds the turn's context with
+its ports (the model, the knowledge base, the offline router, the plan cascade) and calls
+`request` or `approval_turn`; everything the turn appends goes through `t.emit`.
+
+1. a turn the process left running is closed; a new or expired session first runs
+   `default_session_start` as its own turn (§7.2);
+2. the message turn: an inbound `set:` tap is applied, or refused with a skip notice (§3.5);
+   a `/skill_id` slash command activates an eligible skill without a model call;
+3. `passes`: deterministic steps, then what code can settle instead of the model (offline
+   routing and extraction; the plan cascade), else one model call whose reply is checked
+   and acted on, again and again until something says wait, within the turn's budget;
+4. a clean tool-calling turn may leave a plan behind (the cascade's `after_turn`);
+5. the turn ends with its stop reason (`keel.loop.ending`), or as cancelled or failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+
+from keel.events.base import JsonValue
+from keel.events.fold import PendingConfirmation
+from keel.events.model import Event, RoutingDecided, UserMessage
+from keel.loop import blocks_run, ending, lifecycle, offline, session, taps
+from keel.loop.calls import handle_reply
+from keel.loop.confirmations import resolve_pending
+from keel.loop.control import SESSION_START
+from keel.loop.failures import log_turn_failure
+from keel.loop.model_call import call_model
+from keel.loop.outcome import _Done
+from keel.loop.recorder import Recorder
+from keel.loop.tools_run import CallSite
+from keel.loop.turn import Next, TurnContext
+from keel.project.definition import AgentDefinition
+
+SESSION_START_SKILL = "default_session_start"
+
+NewTurn = Callable[[tuple[Event, ...]], TurnContext]
+"""A fresh turn on the request's recorder, given the log before it (`Engine` builds it)."""
+
+
+async def request(
+    new_turn: NewTurn,
+    definition: AgentDefinition,
+    recorder: Recorder,
+    history: tuple[Event, ...],
+    text: str,
+    metadata: Mapping[str, JsonValue],
+    load_ms: float,
+) -> tuple[Event, ...]:
+    """One user message (or `/session_start`); returns the events it appended, in order."""
+    await session.close_interrupted_turn(recorder)  # a crashed turn ends before a new one
+    if session.session_due(definition, recorder.clock, history, recorder.state):
+        await session_start(new_turn(history), metadata, explicit=text == SESSION_START)
+    # The turn below starts its own event list; the session start's belongs to the result
+    # too (a greeting comes before the answer, in one response, spec §7.2).
+    started = tuple(recorder.events)
+    if text == SESSION_START:
+        return started
+    t = new_turn(history + started)
+    await session.begin_message(t, text, metadata, load_ms)
+    await guarded(t, message(t, text, metadata))
+    return started + tuple(recorder.events)
+
+
+async def session_start(
+    t: TurnContext, metadata: Mapping[str, JsonValue], *, explicit: bool
+) -> None:
+    """The session-start turn (spec §7.2): seeded memory, `default_session_start`, and
+    the deterministic steps it leads to; never a model call."""
+    await session.begin_session(t, metadata)
+    await guarded(t, _session_steps(t, metadata, explicit))
+
+
+async def _session_steps(t: TurnContext, metadata: Mapping[str, JsonValue], explicit: bool) -> Next:
+    await session.seed_project_memory(t, metadata)  # `seed: true` fields, then locked
+    if t.definition.skill(SESSION_START_SKILL) is not None:
+        await lifecycle.activate(t, SESSION_START_SKILL, interrupt=False)
+    if explicit:
+        # The user event comes after the session-start skill was activated (spec §7.2).
+        await t.emit(UserMessage(text=SESSION_START, message_id=t.new_id()))
+    return await passes(t, allow_model=False)
+
+
+async def message(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) -> Next:
+    """A user message, in order (spec §7.3)."""
+    outcome = None
+    if text.startswith("set:"):
+        # Step 1: a `set:` tap is applied (or refused) before any model call (spec §3.5).
+        outcome = await taps.apply_tap(t, text, metadata)
+    if outcome is None:
+        active = t.state.active_skill_id
+        with t.timed("route"):
+            # A `/skill_id` command activates its skill; else the active skill stays.
+            if not await lifecycle.slash_activate(t, text) and active is not None:
+                await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
+        outcome = await passes(t, allow_model=True)
+    if t.plans is not None:
+        await t.plans.after_turn(t, outcome)  # a clean tool-calling turn leaves a plan
+    return outcome
+
+
+async def approval_turn(t: TurnContext, pending: PendingConfirmation, approved: bool) -> None:
+    """A pause resolved from outside the chat: the approved call runs once, then the
+    deterministic steps that follow it; no model call (spec §5.6)."""
+    await session.begin_approval(t)
+    await guarded(t, approval(t, pending, approved))
+
+
+async def approval(t: TurnContext, pending: PendingConfirmation, approved: bool) -> Next:
+    """Resolve `pending` with the user's answer, then go on without the model."""
+    site = CallSite(call_id=f"approval:{pending.pause_id}")
+    outcome = await resolve_pending(t, pending, approved, site)
+    nxt = outcome.next if isinstance(outcome, _Done) else Next.CONTINUE
+    return await passes(t, allow_model=False) if nxt is Next.CONTINUE else nxt
+
+
+async def passes(t: TurnContext, *, allow_model: bool) -> Next:
+    """Deterministic passes and model calls until something says wait (spec §7.3 steps
+    2-6, §7.4)."""
+    empty_retried = False
+    while True:
+        # Step 2: every block step that needs no model runs first; one that needs the
+        # user (a collect ask, `action_listen`) ends the turn here.
+        outcome = await blocks_run.deterministic_pass(t)
+        if outcome is not Next.MODEL or not allow_model:
+            return Next.WAIT if outcome is Next.MODEL else outcome
+        # What code can settle instead of a model call: offline routing and extraction,
+        # then the plan cascade (consulted at most once a turn, plan-cache spec §3.2).
+        instead = await offline.offline_step(t)
+        if instead is None and t.plans is not None:
+            instead = await t.plans.before_model(t)
+        if instead is not None:
+            if instead is not Next.CONTINUE:
+                return instead
+            continue
+        if ending.budget_spent(t):  # the skill's or agent's `max_turns` model round trips
+            return Next.EXHAUSTED
+        # Steps 3-4: the scoped prompt, one model call.
+        response, offers = await call_model(t, t.knowledge)
+        if not (response.text or "").strip() and not response.tool_calls and not empty_retried:
+            empty_retried = True  # an empty completion is retried, once (spec §7.3 step 4)
+            continue
+        # Steps 5-6: tool calls checked and run, or text sent; then wait or loop back.
+        outcome = await handle_reply(t, response, offers)
+        if outcome is not Next.CONTINUE:
+            return outcome
+
+
+async def guarded(t: TurnContext, work: Coroutine[object, object, Next]) -> None:
+    """Run a turn's work and end the turn, whatever happens to it (spec §7.8)."""
+    try:
+        outcome = await work
+    except asyncio.CancelledError:
+        await asyncio.shield(ending.end_turn(t, "cancelled", "idle"))
+        raise
+    except Exception as exc:  # a bug or a provider failure: the turn fails, loudly in the log
+        # Logged before anything else is appended: after a store error, that may fail too.
+        log_turn_failure(t, exc)
+        t.stop_detail = f"{type(exc).__name__}: {exc}"
+        await t.utter("utter_internal_error")
+        await ending.end_turn(t, "error", "failed")
+        return
+    await ending.finish_turn(t, outcome)
