@@ -57,7 +57,7 @@ def describe(report: BuildReport) -> str:
 async def _index(path: Path, database_url: str) -> int:
     from keel.errors import KeelError
     from keel.knowledge.service import ProjectKnowledge
-    from keel.loop.knowledge import has_knowledge
+    from keel.knowledge.sources import has_knowledge
     from keel.stores.factory import open_store
     from keel.testing.harness import load_definition
 

@@ -117,7 +117,7 @@ def _check_model(spec: str | None, definition: AgentDefinition) -> None:
 
 def _check_embedder(definition: AgentDefinition) -> None:
     """The knowledge base's embedder can be built (a remote one needs its key)."""
-    from keel.loop.knowledge import has_knowledge
+    from keel.knowledge.sources import has_knowledge
 
     if not has_knowledge(definition.root):
         return

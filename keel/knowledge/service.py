@@ -30,9 +30,9 @@ from keel.ids import Clock, SystemClock
 from keel.knowledge.build import BuildReport, Progress, ensure_index
 from keel.knowledge.chunking import Chunk
 from keel.knowledge.index import TOP_K, Hit, KnowledgeIndex, Mode
+from keel.knowledge.section import KnowledgeSection
 from keel.knowledge.sources import read_documents
 from keel.knowledge.store import SHARED_MEMORY_STORE, IndexStore
-from keel.loop.prompt import KnowledgeSection
 from keel.project.references import ChunkingConfig
 
 if TYPE_CHECKING:

@@ -36,6 +36,11 @@ def reference_files(root: Path) -> tuple[Path, ...]:
     return tuple(sorted((p for p in found if p.is_file()), key=lambda p: _rel(root, p)))
 
 
+def has_knowledge(root: Path) -> bool:
+    """The project has a knowledge base (at least one reference document)."""
+    return bool(reference_files(root))
+
+
 def read_documents(root: Path) -> tuple[Document, ...]:
     """The reference documents' texts (undecodable bytes replaced, never an error)."""
     return tuple(

@@ -22,10 +22,11 @@ from contextlib import AbstractAsyncContextManager
 from keel.events.base import JsonValue
 from keel.events.model import Event
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
+from keel.knowledge.section import KnowledgeBase
+from keel.knowledge.sources import has_knowledge
 from keel.llm.port import Model
 from keel.loop import driver, stack
 from keel.loop.errors import PauseNotPending, PauseWithdrawn, PlanFeedbackRefused
-from keel.loop.knowledge import KnowledgeBase, project_knowledge
 from keel.loop.log_cache import LogCache
 from keel.loop.observer import TurnObserver
 from keel.loop.recorder import Recorder
@@ -55,7 +56,7 @@ class Engine:
         plans: PlanCascade | None = None,
     ) -> None:
         """`knowledge` answers `search_knowledge`; by default the project's references,
-        indexed beside `store` (`keel.loop.knowledge.project_knowledge`). `router` is the
+        indexed beside `store` (`project_knowledge`). `router` is the
         offline router (`keel.routing`); by default on the project's embedder. `plans` is
         the plan cascade (`keel.loop.cascade.Cascade`); by default on `store`'s database
         when the agent enables `plan_cache`."""
@@ -195,3 +196,12 @@ def _default_cascade(definition: AgentDefinition, store: EventStore) -> PlanCasc
     from keel.loop.cascade import default_cascade  # lazy: the plan cache (keel.plans)
 
     return default_cascade(definition, store)
+
+
+def project_knowledge(definition: AgentDefinition, event_store: object) -> KnowledgeBase | None:
+    """The agent's knowledge base stored beside `event_store`, or None without references."""
+    if not has_knowledge(definition.root):
+        return None
+    from keel.knowledge.service import ProjectKnowledge  # lazy: numpy and the embedder
+
+    return ProjectKnowledge.for_definition(definition, event_store)

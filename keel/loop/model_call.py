@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from keel.events.base import JsonValue, freeze_json
 from keel.events.model import BotMessage, HistoryCompressed, ModelCalled, UserMessage
+from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
@@ -26,7 +27,6 @@ from keel.loop.offer import (
 from keel.loop.prompt import (
     ActiveSkill,
     KnowledgeAnswer,
-    KnowledgeSection,
     PromptInputs,
     Routing,
     Situation,

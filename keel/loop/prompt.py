@@ -26,6 +26,7 @@ from types import MappingProxyType
 
 from keel.conditions import MemoryReader
 from keel.events.fold import PendingConfirmation
+from keel.knowledge.section import KnowledgeSection
 from keel.loop.prompt_sections import (
     DEFAULT_ROUTING_INTRO,
     Channel,
@@ -62,17 +63,6 @@ class ActiveSkill:
     """A held tool call waiting for the user's yes or no."""
     resume_offer: bool = False
     """The skill was interrupted and the user should be offered to continue it."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KnowledgeSection:
-    """One retrieved piece of reference text."""
-
-    source: str
-    """Where it comes from, e.g. `references/returns.md`."""
-    text: str
-    heading: str = ""
-    """The heading path of its section, e.g. `Returns > Damaged books` (may be empty)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -298,7 +288,6 @@ __all__ = [
     "ActiveSkill",
     "Channel",
     "KnowledgeAnswer",
-    "KnowledgeSection",
     "PromptInputs",
     "Routing",
     "Situation",

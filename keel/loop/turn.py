@@ -16,9 +16,9 @@ Inside a turn the loop alternates deterministic passes and model calls (spec §7
 `TurnContext` holds what lives only for the duration of a turn (counters, the knowledge
 mode flag, canned replies already sent, the steps entered this turn, this turn's model
 transcript). Everything else is in the event log. It also holds the turn's ports: the
-model, the knowledge base, the offline router and the plan cascade (`TurnPlans`, below;
-`keel.loop.cascade` implements it). This module imports no step of the loop and not the
-cascade: the steps import it.
+model, the knowledge base (`keel.knowledge.section.KnowledgeBase`), the offline router and
+the plan cascade (`TurnPlans`, below; `keel.loop.cascade` implements it). This module
+imports no step of the loop and not the cascade: the steps import it.
 """
 
 from __future__ import annotations
@@ -33,10 +33,9 @@ from keel.conditions import Outcome, evaluate
 from keel.events.fold import ConversationState
 from keel.events.model import BotMessage, Event, MemoryCleared, MemorySet
 from keel.ids import Clock, IdSource
+from keel.knowledge.section import KnowledgeBase, KnowledgeSection
 from keel.llm.port import Message, Model
 from keel.loop.deliver import render_response
-from keel.loop.knowledge import KnowledgeBase
-from keel.loop.prompt import KnowledgeSection
 from keel.loop.recorder import Recorder
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill

@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from keel.embeddings.port import EmbeddingError
 from keel.events.model import ToolExecuted
+from keel.knowledge.section import KnowledgeSection
 from keel.knowledge.service import ProjectKnowledge
 from keel.knowledge.sql_store import SqlIndexStore
-from keel.loop.prompt import KnowledgeSection
 from keel.stores.sqlite import SqliteEventStore
 from keel.stores.tables import knowledge_chunks, knowledge_indexes
 from keel.testing.harness import ConversationHarness

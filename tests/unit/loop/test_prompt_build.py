@@ -10,11 +10,11 @@ import pytest
 from prompt_kit import ALL_FRAMEWORK_TOOLS, BILLING, PARCEL, field, inputs, skill
 
 from keel.events.fold import PendingConfirmation
+from keel.knowledge.section import KnowledgeSection
 from keel.loop.prompt import (
     DEFAULT_ROUTING_INTRO,
     ActiveSkill,
     KnowledgeAnswer,
-    KnowledgeSection,
     Routing,
     Situation,
     build_system_prompt,
