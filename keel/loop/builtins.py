@@ -16,6 +16,7 @@ from keel.llm.port import ToolCall
 from keel.loop import lifecycle, stack
 from keel.loop.confirmations import resolve_pending
 from keel.loop.memory_ops import Refusal, plan_write
+from keel.loop.model_call import call_mode
 from keel.loop.offer import (
     ACTIVATE,
     CANCEL_SKILL,
@@ -86,8 +87,6 @@ async def _activate(
 async def _set_fields(
     t: TurnContext, call: ToolCall, args: Mapping[str, object], site: CallSite
 ) -> Outcome:
-    from keel.loop.model_call import call_mode
-
     skill = t.active_skill
     fields = args.get("fields")
     if skill is None or not isinstance(fields, Mapping):

@@ -15,6 +15,7 @@ from keel.events.fold import PENDING_CONFIRMATION_KEY, PendingConfirmation
 from keel.events.model import ConversationStateChanged, MemoryCleared, PausePointResolved
 from keel.llm.port import ToolCall
 from keel.loop import stack
+from keel.loop.blocks_run import advance
 from keel.loop.machine import frame_block
 from keel.loop.outcome import Outcome, _Done, _error, _ok, _refused
 from keel.loop.tools_run import CallSite, gate_open, run_builder_tool
@@ -106,6 +107,4 @@ async def _leave_step(t: TurnContext, step_id: str | None) -> None:
     step = found[1].step(step_id) if found else None
     if found is None or not isinstance(step, ExecuteToolStep):
         return
-    from keel.loop.blocks_run import advance
-
     await advance(t, frame, found[1], step)

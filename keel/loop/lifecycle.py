@@ -15,6 +15,7 @@ from keel.events.model import (
     SkillResumed,
 )
 from keel.loop import stack
+from keel.loop.machine import frame_block, next_step_id
 from keel.loop.offer import RESUME_OFFER_KEY, eligible_skills
 from keel.loop.turn import TurnContext
 from keel.memory import reader_for
@@ -116,8 +117,6 @@ async def link(t: TurnContext, skill_id: str, target: str) -> None:
 
 async def after_pop(t: TurnContext) -> None:
     """A frame was removed: a block frame left on a `call:` step has had its call return."""
-    from keel.loop.machine import frame_block, next_step_id
-
     frame = stack.top_block(t.state)
     if frame is None:
         return

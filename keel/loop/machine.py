@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from keel.conditions import Outcome, evaluate
+from keel.conditions import Condition, Outcome, evaluate
 from keel.events.base import StackFrame
 from keel.events.fold import ConversationState
 from keel.memory import reader_for
@@ -30,8 +30,6 @@ def frame_block(
 def _holds(
     definition: AgentDefinition, state: ConversationState, skill_id: str, condition: object
 ) -> bool:
-    from keel.conditions import Condition
-
     if not isinstance(condition, Condition):
         return False
     read = reader_for(state.memory, definition.memory, skill_id)

@@ -30,6 +30,7 @@ from keel.extract.fill import extract, spec_for
 from keel.llm.none import has_model
 from keel.llm.port import Model
 from keel.loop import lifecycle, stack
+from keel.loop.deliver import render_response
 from keel.loop.machine import frame_block
 from keel.loop.memory_ops import Refusal, plan_write
 from keel.loop.no_model import NOT_UNDERSTOOD, confirm, needs_model, prose, resume
@@ -125,8 +126,6 @@ async def _clarify(t: TurnContext, choices: tuple[str, ...], decision: Decision 
         title = skill.document.name if skill is not None else skill_id
         buttons.append(Button(title=title, payload=f"/{skill_id}"))
     text = "Which of these do you mean?"
-    from keel.loop.deliver import render_response
-
     rendered = render_response(t.definition, t.state, CLARIFY)
     if rendered is not None:
         text = rendered.text
