@@ -75,7 +75,8 @@ async def _pass(t: TurnContext) -> Next:
         frame = stack.top(t.state)
         if frame is None:
             # What a held block said closed the denied request; this message still needs
-            # its answer (routing or the model), as when nothing was said.
+            # its answer (routing or the model), as when nothing was said. An empty stack after
+            # a delivered response waits for the user (spec §7.4).
             return Next.WAIT if t.delivered and not t.after_denial else Next.MODEL
         outcome = await (
             _block_frame(t, frame) if frame.type == "ordered_block" else _skill_frame(t, frame)
@@ -209,7 +210,7 @@ async def _action(t: TurnContext, frame: StackFrame, block: OrderedBlock, step: 
         return Next.ENDED
     if step.action == "action_listen":
         await advance(t, frame, block, step)
-        return Next.WAIT
+        return Next.WAIT  # `action_listen` ends the turn (spec §7.4)
     await t.utter(step.action)
     return await advance(t, frame, block, step)
 
@@ -218,10 +219,11 @@ async def _collect(
     t: TurnContext, frame: StackFrame, skill: Skill, block: OrderedBlock, step: CollectStep
 ) -> Next:
     if collect_known(t.definition, t.state, skill.skill_id, step):
+        # A value already known (a tap may have just written it) is not asked (§7.3 step 2).
         t.already_collected.append(step.entry)
         return await advance(t, frame, block, step)
     if (frame.frame_id, step.id) in t.entered:
-        # Reached in this turn: ask, then wait for the answer.
+        # Reached in this turn: ask, then wait for the answer (an engaged collect, §7.4).
         t.entered.discard((frame.frame_id, step.id))
         if step.utterance is not None:
             await t.utter(step.utterance)

@@ -52,6 +52,7 @@ async def _handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[O
     batch = t.new_id()
     listens = [c for c in calls if c.name == LISTEN]
     others = [c for c in calls if c.name != LISTEN]
+    # `listen` alone ends the turn silently; with text or other tools it is dropped (§7.4).
     if listens and (text or others):
         for call in listens:
             await refuse(
@@ -81,6 +82,8 @@ async def _text_only(t: TurnContext, text: str) -> Next:
             if not blocks_run.held(t, frame):
                 await blocks_run.advance(t, frame, found[1], step)
     if t.searched:
+        # A grounded reply after a search ends knowledge mode: the skill is parked and a
+        # resume offered (spec §7.5).
         t.searched = False
         if await lifecycle.park_after_answer(t):
             return Next.WAIT
@@ -192,7 +195,7 @@ async def _builder(
         )
         return text, Next.CONTINUE
     if needs_confirmation(skill, call.name):
-        if t.state.pending_confirmation is not None:
+        if t.state.pending_confirmation is not None:  # one pending at a time (§5.6 step 4)
             text = await refuse(
                 t,
                 call,

@@ -34,6 +34,7 @@ async def resolve_pending(
         return _Done(_error("the skill that asked has ended; the call did not run"))
     record = t.state.memory.get(PENDING_CONFIRMATION_KEY)
     resume = record.get("plan") if isinstance(record, Mapping) else None
+    # Resolved exactly once: the resolution is appended before the held call runs (§5.6).
     await t.emit(
         PausePointResolved(pause_id=pending.pause_id, approved=approved),
         MemoryCleared(key=PENDING_CONFIRMATION_KEY),
@@ -64,7 +65,7 @@ async def _denied(t: TurnContext, pending: PendingConfirmation) -> Outcome:
     await _leave_step(t, pending.execute_step_id)
     denial = pending.utter_on_user_denial
     if denial and await t.utter(denial):
-        return _Done(_ok("cancelled"), Next.WAIT)
+        return _Done(_ok("cancelled"), Next.WAIT)  # a supplied denial ends the turn (§7.4)
     return _Done(_ok(DECLINED))
 
 

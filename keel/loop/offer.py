@@ -201,6 +201,7 @@ def builder_offers(
     definition: AgentDefinition, state: ConversationState, skill: Skill
 ) -> list[Offer]:
     """The active skill's tools whose `requires` holds now (closed hides)."""
+    # The model cannot call what it cannot see: a false `requires` removes the tool (§5.6).
     return [
         Offer(name=name, description=tool.description, parameters=tool.parameters)
         for name, tool in sorted(skill.tools.items())
@@ -221,6 +222,8 @@ def offered_tools(
     pending = state.pending_confirmation is not None
     offers: list[Offer] = []
     if mode.searched:
+        # After a search the list shrinks to activate, search_knowledge, cannot_help (and
+        # resolve_tool_confirmation while one is pending) for the rest of the turn (§7.5).
         if targets:
             offers.append(activate_offer(targets))
         offers += [_STATIC[SEARCH_KNOWLEDGE], _STATIC[CANNOT_HELP]]
@@ -237,10 +240,11 @@ def offered_tools(
         if skill.document.has_prose and top_block(state) is None:
             offers.append(complete_offer(skill))
         offers.append(_STATIC[CANCEL_SKILL])
-    if mode.has_knowledge:
+    if mode.has_knowledge:  # with a knowledge base, cannot_help waits for a search (§7.5)
         offers.append(_STATIC[SEARCH_KNOWLEDGE])
     else:
         offers.append(_STATIC[CANNOT_HELP])
+    # While a confirmation is pending, listen is withheld and the resolve tool offered (§5.6).
     offers.append(_STATIC[RESOLVE] if pending else _STATIC[LISTEN])
     return tuple(offers)
 

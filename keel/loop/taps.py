@@ -79,4 +79,4 @@ async def apply_tap(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]
         return None
     t.stop_detail = f"set tap skipped: {reason}"
     await t.utter(SKIPPED)
-    return Next.WAIT
+    return Next.WAIT  # a skipped tap ends the message's processing (spec §7.3 step 1, §7.4)

@@ -113,6 +113,8 @@ async def pause_for_confirmation(
         "execute_step_id": site.step_id,
         **(extra or {}),
     }
+    # Instead of running, the call is stored as the pending record, then the ask is said
+    # and the turn ends paused; the call runs only on a later yes (spec §5.6 steps 2-3).
     await t.emit(
         PausePointCreated(
             pause_id=t.new_id(),
