@@ -5,6 +5,7 @@ are shown as numbered choices; typing the number sends that button's payload. Wh
 is not a terminal, lines are read from it one by one (handy for scripted runs).
 """
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 import asyncio

@@ -9,6 +9,7 @@ builds the index on the first `search_knowledge`. `keel chat` indexes up front w
 progress bar (`prepare_with_progress`).
 """
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 import asyncio

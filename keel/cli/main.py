@@ -1,5 +1,6 @@
 """The `keel` command."""
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 import json

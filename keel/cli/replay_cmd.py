@@ -8,6 +8,7 @@ engine ids numbered by first use. Measurements (`keel.replay.measurements`) are 
 apart: exit 0 when the behaviour is the same.
 """
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 import asyncio

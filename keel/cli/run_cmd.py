@@ -8,6 +8,7 @@ without configured keys is refused. Keys come from `KEEL_API_KEYS` and/or a keys
 otherwise. Settings reach the uvicorn workers as JSON in `KEEL_SERVER_SETTINGS`.
 """
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 import ipaddress

@@ -5,6 +5,7 @@ files, and `N passed, M failed`. Exit 0 when all pass, 1 on a failure, 2 on a ma
 test file (or when no test file was found).
 """
 
+# lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
 from __future__ import annotations
 
 from pathlib import Path

@@ -157,7 +157,7 @@ def _load(model_dir: Path, max_tokens: int) -> _Loaded:
 
 @cache
 def _load_once(model_dir: Path, max_tokens: int) -> _Loaded:
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # lazy: tokenizers, until the model is first loaded
 
     weights_path = model_dir / WEIGHTS
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))

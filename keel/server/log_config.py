@@ -11,13 +11,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from uvicorn.config import LOGGING_CONFIG
+
 KEEL_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def server_log_config(level: str) -> dict[str, Any]:
     """The `log_config` for `uvicorn.run`: uvicorn's default with a `keel` logger added."""
-    from uvicorn.config import LOGGING_CONFIG
-
     config: dict[str, Any] = copy.deepcopy(LOGGING_CONFIG)
     config["formatters"]["keel"] = {"format": KEEL_FORMAT}
     config["handlers"]["keel"] = {

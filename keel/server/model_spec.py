@@ -13,8 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from keel.errors import KeelError
+from keel.llm.factory import TieredModel
+from keel.llm.none import NoModel
 from keel.llm.port import Model
 from keel.project.definition import AgentDefinition
+from keel.testing.scripted import InvalidScript, ScriptedModel
 
 
 class ModelSpecError(KeelError, ValueError):
@@ -28,8 +31,6 @@ def build_model(spec: str | None, definition: AgentDefinition) -> Model:
     if spec is None:
         return _tiered(definition)
     if spec == "none":
-        from keel.llm.none import NoModel
-
         return NoModel()
     kind, _, rest = spec.partition(":")
     if kind == "scripted" and rest:
@@ -38,8 +39,6 @@ def build_model(spec: str | None, definition: AgentDefinition) -> Model:
 
 
 def _scripted(path: Path) -> Model:
-    from keel.testing.scripted import InvalidScript, ScriptedModel
-
     try:
         return ScriptedModel.from_file(path)
     except InvalidScript as exc:
@@ -48,8 +47,6 @@ def _scripted(path: Path) -> Model:
 
 
 def _tiered(definition: AgentDefinition) -> Model:
-    from keel.llm.factory import TieredModel
-
     try:
         model = TieredModel(definition.integrations)
         # Build every tier's group now, so a bad configuration stops the server at startup.

@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING
 from keel.errors import DefinitionError, KeelError
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
 from keel.loop.engine import Engine
+from keel.loop.offline import routes_offline, warm_router
+from keel.plans.memory_store import MemoryPlanStore
+from keel.plans.sql_store import SqlPlanStore
 from keel.project.definition import AgentDefinition
 from keel.project.load import load_project
 from keel.server.model_spec import build_model
@@ -62,16 +65,12 @@ class _Open:
 def _start_warming(engine: Engine) -> asyncio.Task[None] | None:
     """Build the offline router's index in the background when the agent routes offline
     (no model, or `routing.offline.enabled: true`); the server is ready meanwhile."""
-    from keel.loop.offline import routes_offline
-
     if not routes_offline(engine.definition, engine.model):
         return None
     return asyncio.create_task(_warm(engine))
 
 
 async def _warm(engine: Engine) -> None:
-    from keel.loop.offline import warm_router
-
     try:
         await warm_router(engine.router, engine.definition)
     except Exception as exc:  # the first routed message will report it
@@ -87,11 +86,7 @@ def plan_store_beside(engine: object, store: EventStore) -> PlanStore:
         plan_store: PlanStore = found
         return plan_store
     if isinstance(store, SqlEventStore):
-        from keel.plans.sql_store import SqlPlanStore
-
         return SqlPlanStore(store.engine)
-    from keel.plans.memory_store import MemoryPlanStore
-
     return MemoryPlanStore()
 
 
@@ -153,7 +148,7 @@ class ServerRuntime:
         """Connect the startup MCP servers (the SDK is imported only for agents using MCP)."""
         if not any(skill.mcp_imports for skill in definition.skills.values()):
             return None
-        from keel.mcp.runtime import McpRuntime
+        from keel.mcp.runtime import McpRuntime  # lazy: the MCP SDK
 
         mcp = McpRuntime(definition, clock=self.clock)
         await mcp.open()

@@ -28,12 +28,11 @@ async def open_store(url: str, *, clock: Clock | None = None) -> EventStore:
         return InMemoryEventStore(clock=clock)
     for prefix in _SQLITE_PREFIXES:
         if url.startswith(prefix):
-            # Imported here so memory-only programs never pay for importing SQLAlchemy.
-            from keel.stores.sqlite import SqliteEventStore
+            from keel.stores.sqlite import SqliteEventStore  # lazy: SQLAlchemy, aiosqlite
 
             return await SqliteEventStore.open(_sqlite_path(url, prefix), clock=clock)
     if url.startswith(_POSTGRES_PREFIXES):
-        from keel.stores.postgres import PostgresEventStore
+        from keel.stores.postgres import PostgresEventStore  # lazy: SQLAlchemy, asyncpg
 
         return await PostgresEventStore.open(url, clock=clock)
     scheme = url.split("://", 1)[0] if "://" in url else url

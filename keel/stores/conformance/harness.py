@@ -71,7 +71,7 @@ class SqliteHarness:
         self._opened: list[EventStore] = []
 
     async def open(self) -> EventStore:
-        from keel.stores.sqlite import SqliteEventStore
+        from keel.stores.sqlite import SqliteEventStore  # lazy: SQLAlchemy, aiosqlite
 
         store = await SqliteEventStore.open(self.path, clock=self.clock)
         self._opened.append(store)
@@ -101,7 +101,7 @@ class PostgresHarness:
         self._opened: list[EventStore] = []
 
     async def open(self) -> EventStore:
-        from keel.stores.postgres import PostgresEventStore
+        from keel.stores.postgres import PostgresEventStore  # lazy: SQLAlchemy, asyncpg
 
         store = await PostgresEventStore.open(self.url, schema=self.schema, clock=self.clock)
         self._opened.append(store)
@@ -114,9 +114,10 @@ class PostgresHarness:
 
     async def drop(self) -> None:
         """Close every handle and drop the schema with everything in it."""
+        # lazy: SQLAlchemy and asyncpg, for the PostgreSQL harness only
         from sqlalchemy import text
 
-        from keel.stores.postgres import create_postgres_engine
+        from keel.stores.postgres import create_postgres_engine  # lazy: asyncpg
 
         await self.close()
         engine = create_postgres_engine(self.url, pool_size=1)
