@@ -18,7 +18,8 @@ from policy import PolicyModel, TurnPlan
 from keel.events.fold import fold
 from keel.events.model import Event
 from keel.ids import Clock, SequentialIds
-from keel.loop.engine import SESSION_START, Engine
+from keel.loop.control import SESSION_START
+from keel.loop.engine import Engine
 from keel.project.definition import AgentDefinition
 from keel.stores.memory import InMemoryEventStore
 

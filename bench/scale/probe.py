@@ -32,8 +32,7 @@ from typing import Any
 
 from keel.events.model import Event
 from keel.llm.port import ModelRequest, ModelResponse
-from keel.loop import engine as engine_module
-from keel.loop import lifecycle, log_cache, model_call
+from keel.loop import driver, lifecycle, log_cache, model_call
 from keel.loop.history import estimate_tokens
 from keel.stores.port import EventStore, StoredEvent
 from keel.testing import ScriptedModel
@@ -44,8 +43,8 @@ STAGES = ("load", "route", "tier", "tools", "compress", "prompt", "persist")
 _WRAPPED: tuple[tuple[object, str, str], ...] = (
     (log_cache, "fold", "load"),
     (lifecycle, "slash_activate", "route"),
-    (engine_module, "deterministic_pass", "route"),
-    (engine_module, "handle_reply", "route"),
+    (driver, "deterministic_pass", "route"),
+    (driver, "handle_reply", "route"),
     (model_call, "choose", "tier"),
     (model_call, "offered_tools", "tools"),
     (model_call, "estimate_tokens", "compress"),

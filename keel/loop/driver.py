@@ -25,7 +25,8 @@ from collections.abc import Callable, Coroutine, Mapping
 from keel.events.base import JsonValue
 from keel.events.fold import PendingConfirmation
 from keel.events.model import Event, RoutingDecided, UserMessage
-from keel.loop import blocks_run, ending, lifecycle, offline, session, taps
+from keel.loop import ending, lifecycle, offline, session, taps
+from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
 from keel.loop.control import SESSION_START
@@ -126,7 +127,7 @@ async def passes(t: TurnContext, *, allow_model: bool) -> Next:
     while True:
         # Step 2: every block step that needs no model runs first; one that needs the
         # user (a collect ask, `action_listen`) ends the turn here.
-        outcome = await blocks_run.deterministic_pass(t)
+        outcome = await deterministic_pass(t)
         if outcome is not Next.MODEL or not allow_model:
             return Next.WAIT if outcome is Next.MODEL else outcome
         # What code can settle instead of a model call: offline routing and extraction,
