@@ -32,6 +32,8 @@ run: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check keel tests examples bench
 	$(BIN)/ruff format --check keel tests examples bench
+	# The import contracts (.importlinter): layers point down, no cycles, a pure core.
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
