@@ -11,7 +11,8 @@ import pytest
 from anthropic_server import FakeAnthropicServer, serve
 
 from keel.llm import ModelRequest, user_message
-from keel.llm.anthropic import AnthropicModel, from_status, translate
+from keel.llm.anthropic import AnthropicModel
+from keel.llm.anthropic_errors import from_status, translate
 from keel.llm.errors import (
     AuthenticationFailed,
     ContextTooLong,
