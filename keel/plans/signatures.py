@@ -40,6 +40,7 @@ DECIDING_MODULES: Final = (
     "keel.plans.entities",
     "keel.plans.dates",
     "keel.plans.intents",
+    "keel.plans.intent_lexicon",
     "keel.plans.intent_words",
     "keel.plans.slots",
     "keel.plans.anchors",
