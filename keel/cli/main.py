@@ -72,10 +72,12 @@ def validate(
         typer.echo(json.dumps([d.as_json() for d in diagnostics], indent=2))
     else:
         for d in diagnostics:
-            typer.echo(d.render() if d.severity == "error" else f"{d.render()} (warning)")
+            typer.echo(d.render() if d.severity == "error" else f"{d.render()} ({d.severity})")
         errors = sum(1 for d in diagnostics if d.severity == "error")
-        warnings = len(diagnostics) - errors
+        warnings = sum(1 for d in diagnostics if d.severity == "warning")
+        notes = len(diagnostics) - errors - warnings
         summary = f"{path}: {errors} error(s), {warnings} warning(s)"
+        summary += f", {notes} note(s)" if notes else ""
         typer.echo(summary if errors else f"{summary}; project is valid", err=True)
     raise typer.Exit(1 if has_errors(diagnostics) else 0)
 

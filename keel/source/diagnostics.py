@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "info"]
+"""`error` fails the project; `warning` and `info` (a note, e.g. a newer place for a key) do not."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

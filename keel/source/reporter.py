@@ -29,6 +29,10 @@ class Reporter:
         """Record a warning (does not fail the project)."""
         self.add(code, line, message, key=key, severity="warning")
 
+    def info(self, code: str, line: int | None, message: str, *, key: str | None = None) -> None:
+        """Record a note (does not fail the project; e.g. a key has a newer place)."""
+        self.add(code, line, message, key=key, severity="info")
+
     def add(
         self, code: str, line: int | None, message: str, *, key: str | None, severity: Severity
     ) -> None:
