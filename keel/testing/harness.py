@@ -127,6 +127,12 @@ class ConversationHarness:
             self._cancel_on, self._task = None, None
         await self.refresh()
 
+    async def switch(self, conversation_id: str) -> None:
+        """Go on in another conversation of the same engine and store: `send`, `events` and
+        `state` speak of it from now on (its log is read back if it has one)."""
+        self.conversation_id = conversation_id
+        await self.refresh()
+
     async def refresh(self) -> None:
         """Re-read the log from the store (after a cancelled turn, for instance)."""
         self._events = [s.event for s in await self.store.read(self.conversation_id)]

@@ -67,3 +67,16 @@ class CancellingHarness(Protocol):
     def state(self) -> ConversationState:
         """The conversation state after the cancelled turn."""
         ...
+
+
+@runtime_checkable
+class SwitchingHarness(Protocol):
+    """A harness that drives several conversations on one engine and store
+    (`conversation: <id>` steps)."""
+
+    conversation_id: str
+    """The conversation `send` speaks to now."""
+
+    async def switch(self, conversation_id: str) -> None:
+        """Go on in conversation `conversation_id` (started on its first message)."""
+        ...

@@ -21,6 +21,7 @@ from keel.testing.conversation.spec import (
     BotStep,
     ConversationCase,
     ConversationFile,
+    ConversationStep,
     ModelStep,
     Step,
     UserStep,
@@ -30,7 +31,7 @@ from keel.testing.yamltext import restore_texts
 
 _FILE_KEYS = frozenset({"agent", "tests", "description"})
 _CASE_KEYS = frozenset({"name", "steps", "allow_leftover", "description"})
-_STEP_KEYS = ("user", "model", "bot", "assert")
+_STEP_KEYS = ("user", "model", "bot", "assert", "conversation")
 _USER_KEYS = ("text", "metadata", "cancel_on_tool")
 
 
@@ -132,10 +133,15 @@ def _step(item: object, line: int | None, sink: Sink) -> Step | None:
         sink.error(
             "test.step.invalid",
             own_line(item, line),
-            "a step is one of `user:`, `model:`, `bot:`, `assert:`",
+            "a step is one of `user:`, `model:`, `bot:`, `assert:`, `conversation:`",
         )
         return None
     key, value = next(iter(item.items()))
+    if key == "conversation":
+        if not isinstance(value, str) or not value.strip():
+            sink.error("test.step.conversation", line, "conversation takes an id (text)")
+            return None
+        return ConversationStep(line=line, conversation_id=value.strip())
     if key == "user":
         return _user(value, line, sink)
     if key == "model":

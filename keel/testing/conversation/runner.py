@@ -2,7 +2,9 @@
 
 Each test gets a fresh `ScriptedModel` and a fresh harness from the factory. Steps run in
 file order: `model:` queues replies at once, `user:` sends one message (one turn), `bot:`
-checks the next unchecked bot message of the run, `assert:` checks the run so far. The
+checks the next unchecked bot message of the run, `assert:` checks the run so far, and
+`conversation:` goes on in another conversation of the same engine (each conversation keeps
+its own count of checked bot messages; the scripted model is shared). The
 first failing step fails the test. At the end the script must be used up (unless
 `allow_leftover: true`). An agent project with errors (`DefinitionError` from the
 factory) makes the whole file malformed; any other exception fails the test it hit.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from keel.errors import DefinitionError
@@ -27,12 +29,13 @@ from keel.testing.conversation.spec import (
     BotStep,
     ConversationCase,
     ConversationFile,
+    ConversationStep,
     ModelStep,
     Step,
     UserStep,
     step_label,
 )
-from keel.testing.harness_protocol import CancellingHarness, Harness
+from keel.testing.harness_protocol import CancellingHarness, Harness, SwitchingHarness
 from keel.testing.scripted import ScriptedModel
 
 HarnessFactory = Callable[[Path, ScriptedModel], Harness]
@@ -50,6 +53,8 @@ class _Run:
     model: ScriptedModel
     bots_checked: int = 0
     stop_reason: str | None = None
+    paused: dict[str, tuple[int, str | None]] = field(default_factory=dict)
+    """Per conversation left by a switch: its checked bot messages and last stop reason."""
 
     def observe(self) -> Observation:
         return Observation(
@@ -96,6 +101,8 @@ async def _play(step: Step, run: _Run) -> tuple[str, ...]:
         if step.cancel_on_tool is not None:
             return await _send_cancelling(step, step.cancel_on_tool, run)
         return await _send(step, run)
+    if isinstance(step, ConversationStep):
+        return await _switch(step.conversation_id, run)
     if isinstance(step, BotStep):
         run.bots_checked += 1
         bots = run.observe().bot_messages
@@ -104,6 +111,17 @@ async def _play(step: Step, run: _Run) -> tuple[str, ...]:
         return () if reason is None else (reason,)
     assert isinstance(step, AssertStep)
     return run_checks(step.checks, run.observe())
+
+
+async def _switch(conversation_id: str, run: _Run) -> tuple[str, ...]:
+    """Go on in `conversation_id`, keeping the progress of the one left."""
+    harness = run.harness
+    if not isinstance(harness, SwitchingHarness):
+        return ("this harness drives one conversation (it has no switch)",)
+    run.paused[harness.conversation_id] = (run.bots_checked, run.stop_reason)
+    await harness.switch(conversation_id)
+    run.bots_checked, run.stop_reason = run.paused.pop(conversation_id, (0, None))
+    return ()
 
 
 async def _send(step: UserStep, run: _Run) -> tuple[str, ...]:

@@ -234,16 +234,26 @@ class AssertStep:
     checks: tuple[Check, ...]
 
 
-Step: TypeAlias = UserStep | ModelStep | BotStep | AssertStep
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ConversationStep:
+    """`conversation:` go on in another conversation with the same engine and store (so
+    with the same plan cache): later steps send to, check and assert on that one."""
+
+    line: int | None
+    conversation_id: str
+
+
+Step: TypeAlias = UserStep | ModelStep | BotStep | AssertStep | ConversationStep
 
 
 def step_label(step: Step) -> str:
-    """The step's key in the file: `user`, `model`, `bot` or `assert`."""
+    """The step's key in the file: `user`, `model`, `bot`, `assert` or `conversation`."""
     labels: dict[type, str] = {
         UserStep: "user",
         ModelStep: "model",
         BotStep: "bot",
         AssertStep: "assert",
+        ConversationStep: "conversation",
     }
     return labels[type(step)]
 
