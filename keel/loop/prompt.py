@@ -34,6 +34,7 @@ from keel.loop.prompt_sections import (
     canned_reminder,
     channel_section,
     glossary_section,
+    knowledge_rules_section,
     lifecycle_section,
     memory_line,
     out_of_scope_section,
@@ -113,12 +114,16 @@ def build_system_prompt(inputs: PromptInputs) -> str:
     """The system prompt for one model call, sections joined by blank lines."""
     prompts = inputs.config.prompts
     offered = inputs.offered_tools
+    # After a search the answer section carries the instructions; never twice.
+    answering = isinstance(inputs.situation, KnowledgeAnswer)
+    knowledge_rules = inputs.config.references.instructions
     sections = (
         persona_section(inputs.config),
         glossary_section(inputs.skills, inputs.unavailable_skills),
         channel_section(prompts, inputs.channel),
         ack_section(prompts, inputs.channel, inputs.first_iteration),
         lifecycle_section(offered),
+        None if answering else knowledge_rules_section(knowledge_rules, offered),
         out_of_scope_section(offered),
         time_section(inputs.now),
         project_memory_section(inputs.schema, inputs.memory),
@@ -134,7 +139,7 @@ def situation_section(inputs: PromptInputs) -> str:
     if isinstance(situation, ActiveSkill):
         return _active_skill(situation, inputs)
     if isinstance(situation, KnowledgeAnswer):
-        return _knowledge(situation, inputs.offered_tools)
+        return _knowledge(situation, inputs.offered_tools, inputs.config.references.instructions)
     return routing_section(situation.eligible, inputs.config.prompts, inputs.offered_tools)
 
 
@@ -261,7 +266,7 @@ def _resume(document: SkillDocument, offered: frozenset[str]) -> str:
     return text
 
 
-def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str]) -> str:
+def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str], instructions: str | None) -> str:
     fallback = " or call cannot_help" if "cannot_help" in offered else ""
     if not answer.sections:
         return (
@@ -272,10 +277,11 @@ def _knowledge(answer: KnowledgeAnswer, offered: frozenset[str]) -> str:
         f"### [{index}] {_where(section)}\n{section.text.strip()}"
         for index, section in enumerate(answer.sections, start=1)
     )
+    how = f"\n\n{instructions.strip()}" if instructions and instructions.strip() else ""
     return (
         "## Answer from knowledge\nAnswer the user's question using only the retrieved "
         f"sections below. If they do not contain the answer, say you do not know{fallback}."
-        f"\n\n{found}"
+        f"{how}\n\n{found}"
     )
 
 

@@ -69,6 +69,8 @@ _TOOL_LINES: Final[Mapping[str, str]] = {
     "resolve_tool_confirmation": "resolve_tool_confirmation: once the user has answered a "
     "confirmation question, pass confirmed true for yes or false for no.",
 }
+KNOWLEDGE_RULES_HEADING: Final = "## Answering from the reference documents"
+"""Heading of `references.instructions` in the prompt."""
 _WEEKDAYS: Final = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -127,6 +129,14 @@ def lifecycle_section(offered: frozenset[str]) -> str | None:
     if not lines:
         return None
     return "## Framework tools\n" + _bullets(lines)
+
+
+def knowledge_rules_section(instructions: str | None, offered: frozenset[str]) -> str | None:
+    """(5, continued) `references.instructions` (how to answer from the reference
+    documents), while `search_knowledge` is offered."""
+    if not instructions or not instructions.strip() or "search_knowledge" not in offered:
+        return None
+    return KNOWLEDGE_RULES_HEADING + "\n" + instructions.strip()
 
 
 def out_of_scope_section(offered: frozenset[str]) -> str | None:

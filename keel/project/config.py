@@ -18,7 +18,12 @@ from keel.project.integrations import IntegrationsConfig, parse_integrations
 from keel.project.offline_config import OfflineConfig, parse_offline
 from keel.project.plan_cache_config import PlanCacheSettings, parse_plan_cache
 from keel.project.prompts import Prompts, parse_prompts
-from keel.project.references import ChunkingConfig, ReferencesConfig, parse_references
+from keel.project.references import (
+    ChunkingConfig,
+    ReferencesConfig,
+    merge_references,
+    parse_references,
+)
 from keel.source.diagnostics import Diagnostic
 from keel.source.reporter import (
     Reporter,
@@ -38,6 +43,8 @@ DEFAULT_MAX_TURNS = 10
 """Keel's global budget of model round trips per user message."""
 DEFAULT_MAX_TOOL_CALLS_PER_REPLY = 16
 """Keel: tool calls of one model reply that may run; the rest are refused."""
+DEFAULT_REPHRASE_TIMEOUT = 5.0
+"""Keel: seconds a response rephrase call may take before the verbatim text is sent."""
 
 TOP_LEVEL_KEYS = frozenset(
     {
@@ -50,6 +57,7 @@ TOP_LEVEL_KEYS = frozenset(
         "conversation",
         "plan_cache",
         "tool_timeout",
+        "rephrase_timeout",
         "session_config",
         "orchestrator",
         "max_turns",
@@ -59,6 +67,8 @@ TOP_LEVEL_KEYS = frozenset(
     }
 )
 AGENT_KEYS = frozenset({"id", "language", "persona", "name", "description"})
+NESTED_HONOURED_KEYS = frozenset({"rules", "references"})
+"""Top-level keys that older Mantle builds also read under `agent:`; honoured there too."""
 LEGACY_AGENT_KEYS = frozenset({"voice", "startup"})
 SESSION_KEYS = frozenset({"session_expiration_time", "carry_over_slots_to_new_session"})
 
@@ -86,6 +96,8 @@ class AgentConfig:
     prompts: Prompts = field(default_factory=Prompts)
     references: ReferencesConfig = field(default_factory=ReferencesConfig)
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    rephrase_timeout: float = DEFAULT_REPHRASE_TIMEOUT
+    """Keel: seconds a rephrase call may take (`keel.loop.rephrase`); then the verbatim text."""
     session_config: SessionConfig = field(default_factory=SessionConfig)
     max_turns: int = DEFAULT_MAX_TURNS
     max_tool_calls_per_reply: int = DEFAULT_MAX_TOOL_CALLS_PER_REPLY
@@ -121,11 +133,18 @@ def parse_agent_config(
         language=read_str(r, section, "language", "config.agent.bad_value", where="agent."),
         name=_display(r, data, section, "name"),
         description=_display(r, data, section, "description"),
-        rules=_rules(r, data),
+        rules=_rules(r, data) if "rules" in data else _rules(r, section),
         prompts=parse_prompts(r, data.get("prompts"), key_line(data, "prompts")),
-        references=parse_references(r, data.get("references"), key_line(data, "references")),
+        references=_references(r, data, section),
         tool_timeout=read_positive(
             r, data, "tool_timeout", "config.agent.bad_tool_timeout", default=DEFAULT_TOOL_TIMEOUT
+        ),
+        rephrase_timeout=read_positive(
+            r,
+            data,
+            "rephrase_timeout",
+            "config.agent.bad_rephrase_timeout",
+            default=DEFAULT_REPHRASE_TIMEOUT,
         ),
         session_config=_session(r, data),
         max_turns=_max_turns(r, data),
@@ -151,7 +170,9 @@ def _agent_section(r: Reporter, data: Mapping[Any, Any]) -> Mapping[Any, Any]:
         line = key_line(section, key)
         if key in AGENT_KEYS:
             continue
-        if key in LEGACY_AGENT_KEYS:
+        if key in NESTED_HONOURED_KEYS:
+            _nested(r, data, key, line)
+        elif key in LEGACY_AGENT_KEYS:
             message = f"`agent.{key}` is a legacy key; it is kept but not used"
             r.warning("config.agent.legacy_key", line, message, key=f"agent.{key}")
         elif key in TOP_LEVEL_KEYS:
@@ -161,6 +182,42 @@ def _agent_section(r: Reporter, data: Mapping[Any, Any]) -> Mapping[Any, Any]:
             message = f"unknown key `agent.{key}` is ignored"
             r.warning("config.agent.unknown_key", line, message, key=f"agent.{key}")
     return section
+
+
+def _nested(r: Reporter, data: Mapping[Any, Any], key: str, line: int | None) -> None:
+    """`agent.rules` / `agent.references`: honoured, with a note naming the newer place."""
+    if key == "rules" and "rules" in data:
+        message = "`agent.rules` is ignored: the top-level `rules` wins (keep one of the two)"
+        r.warning("config.agent.shadowed_key", line, message, key="agent.rules")
+        return
+    message = (
+        f"`agent.{key}` is honoured; its newer place is the top level (`{key}:` beside `agent:`)"
+    )
+    r.info("config.agent.nested_key", line, message, key=f"agent.{key}")
+
+
+def _references(
+    r: Reporter, data: Mapping[Any, Any], section: Mapping[Any, Any]
+) -> ReferencesConfig:
+    """Top-level `references` with `agent.references` filling the keys it does not set
+    (per key, the top level wins; a key in both places is a warning)."""
+    top = parse_references(r, data.get("references"), key_line(data, "references"))
+    inner = section.get("references")
+    if inner is None:
+        return top
+    nested = parse_references(r, inner, key_line(section, "references"))
+    written = data.get("references")
+    outer_keys = set(written) if isinstance(written, dict) else set()
+    inner_keys = set(inner) if isinstance(inner, dict) else set()
+    for key in sorted(outer_keys & inner_keys, key=str):
+        message = f"`agent.references.{key}` is ignored: the top-level `references.{key}` wins"
+        r.warning(
+            "config.agent.shadowed_key",
+            key_line(inner, key),
+            message,
+            key=f"agent.references.{key}",
+        )
+    return merge_references(top, nested, outer_keys)
 
 
 def _persona(r: Reporter, data: Mapping[Any, Any], section: Mapping[Any, Any]) -> str:
@@ -260,6 +317,7 @@ def _raw_section(r: Reporter, data: Mapping[Any, Any], key: str) -> Mapping[str,
 __all__ = [
     "DEFAULT_MAX_TOOL_CALLS_PER_REPLY",
     "DEFAULT_MAX_TURNS",
+    "DEFAULT_REPHRASE_TIMEOUT",
     "DEFAULT_SESSION_EXPIRATION",
     "DEFAULT_TOOL_TIMEOUT",
     "AgentConfig",

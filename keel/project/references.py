@@ -63,6 +63,19 @@ def parse_references(r: Reporter, data: Any, line: int | None) -> ReferencesConf
     )
 
 
+def merge_references(
+    top: ReferencesConfig, nested: ReferencesConfig, top_keys: set[object]
+) -> ReferencesConfig:
+    """`top` (the top-level `references`) with `nested` (`agent.references`) supplying each
+    key `top_keys` (the keys written at the top level) does not hold."""
+    return ReferencesConfig(
+        embeddings=top.embeddings if "embeddings" in top_keys else nested.embeddings,
+        embeddings_line=top.embeddings_line if "embeddings" in top_keys else nested.embeddings_line,
+        chunking=top.chunking if "chunking" in top_keys else nested.chunking,
+        instructions=top.instructions if "instructions" in top_keys else nested.instructions,
+    )
+
+
 def _chunking(r: Reporter, data: Any, line: int | None) -> ChunkingConfig:
     code = "config.references.bad_chunking"
     if data is None:

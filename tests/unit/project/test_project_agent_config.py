@@ -171,13 +171,13 @@ def test_keys_inside_agent_section() -> None:
     )
     assert config is not None
     assert codes(diagnostics) == [
-        ("config.agent.misplaced_key", 3),
+        ("config.agent.nested_key", 3),
         ("config.agent.legacy_key", 4),
         ("config.agent.legacy_key", 5),
         ("config.agent.unknown_key", 7),
     ]
-    assert all(d.severity == "warning" for d in diagnostics)
-    assert config.rules == ()
+    assert [d.severity for d in diagnostics] == ["info", "warning", "warning", "warning"]
+    assert config.rules == ("a",)
     assert config.legacy["startup"] == {"welcome_message": "hi"}
 
 
