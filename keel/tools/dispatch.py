@@ -6,7 +6,9 @@
 
 The call goes through `invoke_tool` / `invoke_hook`, so `current_tool_context()` works in it.
 A raised exception becomes an error described as `"<ExceptionType>: <message>"` (no
-traceback reaches the model); passing the deadline becomes a timeout. A cancellation of the
+traceback reaches the model); passing the deadline becomes a timeout; a returned value that
+reports failure (a `ToolResult` error, or a failure payload such as `{"ok": false}`: see
+`keel.tools.failure`, the one definition) becomes an error. A cancellation of the
 calling task (a cancelled turn) is not an outcome: `asyncio.CancelledError` propagates and
 nothing is recorded, as the spec wants (the tool may run again next turn).
 """
@@ -21,6 +23,7 @@ from keel.errors import KeelError
 from keel.tools.coerce import coerce_arguments
 from keel.tools.context import ToolContext
 from keel.tools.definition import HookDefinition, ToolDefinition
+from keel.tools.failure import payload_failure
 from keel.tools.guarded import Finished, Raised, describe_exception, guarded, seconds
 from keel.tools.invoke import invoke_hook, invoke_tool
 from keel.tools.result import InvalidMemoryValue, ToolResult, to_result_text
@@ -111,17 +114,21 @@ def error_text(message: str) -> str:
 
 
 def _finished(name: str, value: object) -> ToolRun:
-    if not isinstance(value, ToolResult):
+    """A returned value as a run: a success, or a failure (`keel.tools.failure`)."""
+    response = value.llm_response if isinstance(value, ToolResult) else value
+    if not isinstance(value, ToolResult) or value.error is None:
+        failure = payload_failure(response)
+        text = to_result_text(response)
+        if failure is None:
+            return ToolRun(
+                outcome="success", result_text=text, llm_response=response, error_message=None
+            )
         return ToolRun(
-            outcome="success",
-            result_text=to_result_text(value),
-            llm_response=value,
-            error_message=None,
-        )
-    if value.error is None:
-        text = to_result_text(value.llm_response)
-        return ToolRun(
-            outcome="success", result_text=text, llm_response=value.llm_response, error_message=None
+            outcome="error",
+            result_text=text,  # the model reads the payload itself, as the tool wrote it
+            llm_response=response,
+            error_message=failure.message or f"tool '{name}' reported failure ({failure.marker})",
+            error_code="tool.error_result",
         )
     message = str(value.error) or f"tool '{name}' reported an error"
     text = error_text(message) if value.llm_response is None else to_result_text(value.llm_response)
@@ -161,22 +168,10 @@ def _hook_verdict(name: str, value: object) -> HookRun:
         if value.error is not None:
             return HookRun(rejected=True, message=str(value.error) or _rejected(name))
         value = value.llm_response
-    if not isinstance(value, Mapping):
+    failure = payload_failure(value)  # the same definition as a tool run's
+    if failure is None:
         return HookRun(rejected=False, message=None)
-    error = value.get("error")
-    if error is not None:
-        return HookRun(rejected=True, message=to_result_text(error) or _rejected(name))
-    if value.get("ok") is False:
-        reason = next(
-            (
-                text
-                for key in ("message", "reason")
-                if isinstance(text := value.get(key), str) and text
-            ),
-            None,
-        )
-        return HookRun(rejected=True, message=reason or _rejected(name))
-    return HookRun(rejected=False, message=None)
+    return HookRun(rejected=True, message=failure.message or _rejected(name))
 
 
 def _rejected(name: str) -> str:

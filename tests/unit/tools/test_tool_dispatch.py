@@ -79,14 +79,60 @@ async def test_result_text(llm_response: object, text: str) -> None:
 
 
 async def test_a_bare_return_value_is_the_llm_response() -> None:
-    run = await run_tool(returning({"ok": False, "b": 1}), {}, context=None, timeout=LONG)
-    # Lenient for Mantle tools returning dicts; `ok: false` is not a failure by itself.
+    run = await run_tool(returning({"ok": True, "b": 1}), {}, context=None, timeout=LONG)
     assert run == ToolRun(
         outcome="success",
-        result_text='{"b":1,"ok":false}',
-        llm_response={"ok": False, "b": 1},
+        result_text='{"b":1,"ok":true}',
+        llm_response={"ok": True, "b": 1},
         error_message=None,
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"ok": False, "error": "insufficient_funds", "b": 1}, "insufficient_funds"),
+        ({"ok": False, "b": 1}, "tool 'fixed' reported failure (ok: false)"),
+        ({"success": False, "message": "biller offline"}, "biller offline"),
+        ({"success": False, "reason": "closed"}, "closed"),
+        ({"error": "payee blocked"}, "payee blocked"),
+        ({"error": {"code": 4}}, '{"code":4}'),
+        (MappingProxyType({"ok": False}), "tool 'fixed' reported failure (ok: false)"),
+        (ToolResult(llm_response={"ok": False, "reason": "limit"}), "limit"),
+    ],
+)
+async def test_a_failure_payload_fails_the_run(value: object, message: str) -> None:
+    run = await run_tool(returning(value), {}, context=None, timeout=LONG)
+    payload = value.llm_response if isinstance(value, ToolResult) else value
+    # The model reads the payload itself; the run is an error with the payload's words.
+    assert run == ToolRun(
+        outcome="error",
+        result_text=to_result_text(payload),
+        llm_response=payload,
+        error_message=message,
+        error_code="tool.error_result",
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"ok": True, "error": "ignored"},
+        {"success": True, "error": "ignored"},
+        {"error": None},
+        {"error": ""},
+        {"error": False},
+        {"error": []},
+        {"ok": 0},
+        {"ok": "false"},
+        {"status": "failed"},
+        [{"ok": False}],
+        "ok: false",
+    ],
+)
+async def test_what_is_not_a_failure_payload(value: object) -> None:
+    run = await run_tool(returning(value), {}, context=None, timeout=LONG)
+    assert (run.outcome, run.error_code) == ("success", None)
 
 
 async def test_a_tool_result_error_fails_the_run() -> None:
@@ -384,6 +430,7 @@ def sync_hook(outcome: object) -> HookDefinition:
         (ToolResult(llm_response={"ok": False, "reason": "blocked"}), "blocked"),
         ({"ok": False}, "hook 'run_after_setting_email' rejected the value"),
         ({"error": "bare dict"}, "bare dict"),
+        ({"success": False, "message": "taken"}, "taken"),
         (InvalidMemoryValue("must contain @"), "must contain @"),
         (InvalidMemoryValue(), "hook 'run_after_setting_email' rejected the value"),
         (RuntimeError("lookup down"), "RuntimeError: lookup down"),
@@ -405,6 +452,7 @@ async def test_hook_rejections(
         ToolResult(),
         ToolResult(llm_response={"ok": True}),
         ToolResult(llm_response={"error": None, "ok": True}),
+        {"error": "no longer", "ok": True},
         {"found": 3},
     ],
 )
