@@ -92,7 +92,18 @@ def _freeze(value: object, room: int) -> JsonValue:
 def _freeze_items_of(value: Sequence[object], room: int) -> JsonValue:
     if room <= 0:
         raise _NotJson
-    return tuple([_freeze(item, room - 1) for item in value])
+    room -= 1
+    frozen: list[JsonValue] = []
+    for item in value:
+        # Strings and the other scalars inline (as in `_freeze_items`): most items are.
+        kind = type(item)
+        if kind is str:
+            if not (item.isascii() or utf8_encodable(item)):  # type: ignore[attr-defined,arg-type]
+                raise _NotJson
+        elif not (kind is int or kind is bool or item is None):
+            item = _freeze(item, room)
+        frozen.append(item)  # type: ignore[arg-type]
+    return tuple(frozen)
 
 
 def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
@@ -100,6 +111,7 @@ def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
         raise _NotJson
     if not value:
         return EMPTY
+    room -= 1
     frozen: dict[str, JsonValue] = {}
     for key, item in value.items():
         if type(key) is not str:
@@ -108,7 +120,14 @@ def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
             key = str.__str__(key)
         if not (key.isascii() or utf8_encodable(key)):
             raise _NotJson
-        frozen[key] = _freeze(item, room - 1)
+        # Strings and the other scalars inline, without a call per value: most values are.
+        kind = type(item)
+        if kind is str:
+            if not (item.isascii() or utf8_encodable(item)):  # type: ignore[attr-defined,arg-type]
+                raise _NotJson
+        elif not (kind is int or kind is bool or item is None):
+            item = _freeze(item, room)
+        frozen[key] = item  # type: ignore[assignment]
     return MappingProxyType(frozen)
 
 
