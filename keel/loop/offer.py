@@ -121,27 +121,56 @@ def skill_requires(definition: AgentDefinition, state: ConversationState, skill:
     return evaluate(condition, reader_for(state.memory, definition.memory, skill.skill_id))
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Availability:
+    """Which skills the model may route to in one state, and which it may not."""
+
+    definition: AgentDefinition
+    state: ConversationState
+    eligible: tuple[Skill, ...]
+    unavailable: frozenset[str]
+
+
+# The last state asked about: a model call asks for the eligible skills (the tools) and the
+# unavailable ones (the prompt) of the same state, and `requires` is pure in (definition,
+# state), so each skill's condition is evaluated once per state. Held by identity: a new
+# state (any event) or another agent misses.
+_last_availability: list[_Availability | None] = [None]
+
+
+def _availability(definition: AgentDefinition, state: ConversationState) -> _Availability:
+    last = _last_availability[0]
+    if last is not None and last.state is state and last.definition is definition:
+        return last
+    active = state.active_skill_id
+    eligible: list[Skill] = []
+    unavailable: set[str] = set()
+    for skill in definition.skills.values():
+        if skill.skill_id == active:
+            continue
+        if skill_requires(definition, state, skill) is not Outcome.TRUE:
+            unavailable.add(skill.skill_id)
+        elif skill.document.routable:
+            eligible.append(skill)
+    found = _Availability(
+        definition=definition,
+        state=state,
+        eligible=tuple(eligible),
+        unavailable=frozenset(unavailable),
+    )
+    _last_availability[0] = found
+    return found
+
+
 def eligible_skills(definition: AgentDefinition, state: ConversationState) -> tuple[Skill, ...]:
     """Skills the model may activate now: routable, `requires` true, not already active."""
-    active = state.active_skill_id
-    return tuple(
-        skill
-        for skill in definition.skills.values()
-        if skill.document.routable
-        and skill.skill_id != active
-        and skill_requires(definition, state, skill) is Outcome.TRUE
-    )
+    return _availability(definition, state).eligible
 
 
 def unavailable_skills(definition: AgentDefinition, state: ConversationState) -> frozenset[str]:
     """Skills whose `requires` is not true now (the active one aside): the prompt does not
     name them, since `activate` would refuse them."""
-    active = state.active_skill_id
-    return frozenset(
-        skill.skill_id
-        for skill in definition.skills.values()
-        if skill.skill_id != active and skill_requires(definition, state, skill) is not Outcome.TRUE
-    )
+    return _availability(definition, state).unavailable
 
 
 def block_targets(state: ConversationState, skill: Skill | None) -> tuple[str, ...]:
