@@ -103,6 +103,7 @@ from keel.llm.errors import (
     ProviderUnavailable,
     without_secret,
 )
+from keel.llm.json_body import extra_body as merged_extra_body
 from keel.llm.port import (
     AssistantChatMessage,
     Message,
@@ -116,6 +117,7 @@ from keel.llm.port import (
     ToolSchema,
     Usage,
 )
+from keel.project.model_params import ModelParams
 
 
 class AnthropicModel:
@@ -125,6 +127,9 @@ class AnthropicModel:
     used); it is copied with retries off and this adapter's `timeout`. Otherwise the client is
     built on the first request; without `api_key` the SDK reads `ANTHROPIC_API_KEY` (or its
     other credential sources). `name` identifies the adapter (default `anthropic:<model>`).
+    `params` (from the model entry) sends `temperature`, `top_p` and `stop` (as
+    `stop_sequences`) when set, and its provider extras, with `extra_body` over them, as
+    further body keys (e.g. `top_k`); `max_tokens` is its own argument.
     """
 
     def __init__(
@@ -135,6 +140,8 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float = 60.0,
         max_tokens: int = 1024,
+        params: ModelParams | None = None,
+        extra_body: Mapping[str, object] | None = None,
         client: anthropic.AsyncAnthropic | None = None,
         name: str | None = None,
     ) -> None:
@@ -144,6 +151,11 @@ class AnthropicModel:
         )
         self._model = model
         self._max_tokens = max_tokens
+        self._params = params or ModelParams()
+        # This SDK has no `temperature` / `top_p` arguments: they travel in the body.
+        sampling = {"temperature": self._params.temperature, "top_p": self._params.top_p}
+        named = {key: value for key, value in sampling.items() if value is not None}
+        self._extra_body = merged_extra_body({**named, **self._params.extra}, extra_body)
         self._name = name or f"{PROVIDER}:{model}"
 
     @property
@@ -215,6 +227,7 @@ class AnthropicModel:
     async def _create(
         self, params: AnthropicRequest, *, stream: bool
     ) -> anthropic.types.Message | anthropic.AsyncStream[RawMessageStreamEvent]:
+        p = self._params
         return await self._sdk_client().messages.create(
             model=self._model,
             max_tokens=self._max_tokens,
@@ -222,6 +235,8 @@ class AnthropicModel:
             stream=stream,
             system=params.system if params.system is not None else anthropic.omit,
             tools=params.tools if params.tools else anthropic.omit,
+            stop_sequences=anthropic.omit if p.stop is None else list(p.stop),
+            extra_body=self._extra_body,
         )
 
     def _sdk_client(self) -> anthropic.AsyncAnthropic:

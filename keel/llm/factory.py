@@ -14,8 +14,11 @@ Anything else is a `ModelConfigError` naming the provider (a configuration mista
 retried). API keys are revealed from their `Secret` only here, when the adapter is built; a
 key whose `${VAR}` is unset is a `ModelConfigError` naming the variable. The official
 OpenAI API needs a configured key (`api_key_env:`); Anthropic without one lets its SDK
-read `ANTHROPIC_API_KEY`; OpenAI-compatible servers need none. An `extra_body:` mapping on
-an OpenAI-style model is merged into each request (vLLM/llama.cpp server settings).
+read `ANTHROPIC_API_KEY`; OpenAI-compatible servers need none. The entry's request
+parameters (`temperature`, `max_tokens`, `top_p`, `seed`, `stop`) and provider extras
+(`ModelSpec.params`, see `keel.project.model_params`) are sent with each request, and an
+`extra_body:` mapping is merged into each request body over the extras (vLLM/llama.cpp
+server settings).
 
 Adapters and the resilience wrappers are imported inside the functions that use them, so
 this module (and `TieredModel` with a custom `build`) imports without the provider SDKs.
@@ -89,6 +92,8 @@ def build_model(spec: ModelSpec, *, timeout: float = 60.0) -> Model:
             base_url=spec.api_base,
             timeout=timeout,
             max_tokens=_max_tokens(spec),
+            params=spec.params,
+            extra_body=_extra_body(spec),
         )
     base_url = spec.api_base or LOCAL_BASE_URLS.get(normalized(spec.provider))
     if kind == "openai_compatible" and base_url is None:
@@ -108,15 +113,20 @@ def _openai_chat(
 ) -> Model:
     from keel.llm.openai import OpenAIChatModel  # lazy: the OpenAI SDK
 
-    extra_body = spec.extra.get("extra_body")
     return OpenAIChatModel(
         model=spec.model,
         api_key=api_key,
         base_url=base_url,
         timeout=timeout,
-        extra_body=extra_body if isinstance(extra_body, Mapping) else None,
+        extra_body=_extra_body(spec),
         reasoning_effort=spec.reasoning_effort,
+        params=spec.params,
     )
+
+
+def _extra_body(spec: ModelSpec) -> Mapping[str, object] | None:
+    extra_body = spec.extra.get("extra_body")
+    return extra_body if isinstance(extra_body, Mapping) else None
 
 
 def api_key_of(spec: ModelSpec) -> str | None:
@@ -135,6 +145,8 @@ def api_key_of(spec: ModelSpec) -> str | None:
 
 
 def _max_tokens(spec: ModelSpec) -> int:
+    if spec.params.max_tokens is not None:
+        return spec.params.max_tokens
     value = spec.extra.get("max_tokens")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value

@@ -24,6 +24,9 @@ OpenAI-compatible servers (llama.cpp server, vLLM, Ollama at `http://localhost:1
 - `extra_body` is merged into the request JSON for server-specific settings (e.g. vLLM's
   `chat_template_kwargs`, llama.cpp's sampling options); `reasoning_effort` is sent only
   when set, since non-reasoning models reject it.
+- `params` (`keel.project.model_params.ModelParams`, from the model entry) sends
+  `temperature`, `max_tokens`, `top_p`, `seed` and `stop` when set, and its provider extras
+  as further body keys (`extra_body` wins over an extra of the same name).
 
 Wire shapes. Requests: messages are already in the Chat Completions shape and pass through
 unchanged; each `ToolSchema` becomes `{"type": "function", "function": {name, description,
@@ -87,6 +90,8 @@ from keel.llm.errors import (
     ModelError,
     without_secret,
 )
+from keel.llm.json_body import extra_body as merged_extra_body
+from keel.llm.json_body import plain_json
 from keel.llm.openai_errors import malformed_response, map_openai_error
 from keel.llm.port import (
     Message,
@@ -100,6 +105,7 @@ from keel.llm.port import (
     ToolSchema,
     Usage,
 )
+from keel.project.model_params import ModelParams
 
 PLACEHOLDER_API_KEY = "sk-no-key-required"
 """Sent when no `api_key` is given: local OpenAI-compatible servers ignore it."""
@@ -119,6 +125,7 @@ class OpenAIChatModel:
         timeout: float = 60.0,
         extra_body: Mapping[str, object] | None = None,
         reasoning_effort: str | None = None,
+        params: ModelParams | None = None,
         client: openai.AsyncOpenAI | None = None,
         name: str | None = None,
     ) -> None:
@@ -128,7 +135,8 @@ class OpenAIChatModel:
         """The model id sent with every request."""
         self.name = name or model
         """A label for logs and events; the model id unless given."""
-        self._extra_body = plain_json(extra_body) if extra_body else None
+        self._params = params or ModelParams()
+        self._extra_body = merged_extra_body(self._params.extra, extra_body)
         self._reasoning_effort = cast(ReasoningEffort, reasoning_effort)
         self._owns_client = client is None
         if client is not None:
@@ -194,13 +202,19 @@ class OpenAIChatModel:
         completions = self._client.chat.completions
         tools = tools_param(request.tools) if request.tools else openai.omit
         effort = self._reasoning_effort if self._reasoning_effort else openai.omit
-        extra_body = cast("dict[str, object] | None", self._extra_body)
+        extra_body = self._extra_body
+        p = self._params
         if stream:
             return await completions.create(
                 model=self.model,
                 messages=messages_param(request.messages),
                 tools=tools,
                 reasoning_effort=effort,
+                temperature=openai.omit if p.temperature is None else p.temperature,
+                max_tokens=openai.omit if p.max_tokens is None else p.max_tokens,
+                top_p=openai.omit if p.top_p is None else p.top_p,
+                seed=openai.omit if p.seed is None else p.seed,
+                stop=openai.omit if p.stop is None else list(p.stop),
                 stream=True,
                 stream_options={"include_usage": True},
                 extra_body=extra_body,
@@ -210,6 +224,11 @@ class OpenAIChatModel:
             messages=messages_param(request.messages),
             tools=tools,
             reasoning_effort=effort,
+            temperature=openai.omit if p.temperature is None else p.temperature,
+            max_tokens=openai.omit if p.max_tokens is None else p.max_tokens,
+            top_p=openai.omit if p.top_p is None else p.top_p,
+            seed=openai.omit if p.seed is None else p.seed,
+            stop=openai.omit if p.stop is None else list(p.stop),
             extra_body=extra_body,
         )
 
@@ -261,16 +280,6 @@ def tools_param(tools: Sequence[ToolSchema]) -> list[ChatCompletionFunctionToolP
         }
         for tool in tools
     ]
-
-
-def plain_json(value: object) -> object:
-    """`value` with every mapping a dict and every tuple a list, so `json` can encode it
-    (tool schemas may be read-only `MappingProxyType`s)."""
-    if isinstance(value, Mapping):
-        return {str(key): plain_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_json(item) for item in value]
-    return value
 
 
 def stop_reason(finish_reason: str | None, *, has_tool_calls: bool) -> str:

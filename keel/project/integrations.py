@@ -172,8 +172,9 @@ def _legacy_llm(
 ) -> LlmConfig | None:
     message = "inline `llm: {provider, model}` is legacy; declare a model group and name it"
     r.warning("config.llm.legacy_inline", line, message, key="llm")
-    item = {k: v for k, v in llm.items() if k != "max_prompt_tokens"}
-    spec: ModelSpec | None = parse_model(r, item, line, x, "llm")
+    # The mapping itself, not a copy, so parameter errors keep their lines;
+    # `max_prompt_tokens` is one of model_params.CLIENT_KEYS (never sent).
+    spec: ModelSpec | None = parse_model(r, llm, line, x, "llm")
     if spec is None:
         return None
     groups, ids = declared

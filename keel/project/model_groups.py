@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from keel.project.envvars import ENV_NAME, Expander, Secret
+from keel.project.model_params import ModelParams, parse_params
 from keel.source.reporter import (
     Reporter,
     is_number,
@@ -58,6 +59,8 @@ class ModelSpec:
     output_cost_per_token: float | None = None
     extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Other keys (provider-specific), `${VAR}`-expanded; hidden from repr."""
+    params: ModelParams = field(default_factory=ModelParams)
+    """Request parameters sent with every request (`keel.project.model_params`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -217,7 +220,7 @@ def parse_model(
     text = _texts(r, item, where, x)
     key_env = _key_env(r, item, where)
     costs = _costs(r, item, where)
-    extra = {k: v for k, v in item.items() if k not in MODEL_KEYS}
+    extra = _expanded(x, {k: v for k, v in item.items() if k not in MODEL_KEYS}, line, where)
     return ModelSpec(
         provider=x.text(item["provider"], line=line, key=f"{where}.provider"),
         model=x.text(item["model"], line=line, key=f"{where}.model"),
@@ -228,7 +231,8 @@ def parse_model(
         reasoning_effort=text.get("reasoning_effort"),
         input_cost_per_token=costs.get("input_cost_per_token"),
         output_cost_per_token=costs.get("output_cost_per_token"),
-        extra=_expanded(x, extra, line, where),
+        extra=extra,
+        params=parse_params(r, item, extra, where),
     )
 
 

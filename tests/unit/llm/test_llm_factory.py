@@ -30,6 +30,7 @@ from keel.llm.resilience import FallbackModel, RetryingModel
 from keel.project.envvars import Secret
 from keel.project.integrations import IntegrationsConfig, LlmConfig
 from keel.project.model_groups import ModelGroup, ModelSpec
+from keel.project.model_params import ModelParams
 
 REQUEST = ModelRequest(messages=(user_message("hi"),))
 
@@ -85,6 +86,7 @@ def test_openai_gets_the_revealed_key_and_settings() -> None:
         "timeout": 12.0,
         "extra_body": None,
         "reasoning_effort": "high",
+        "params": ModelParams(),
     }
 
 
@@ -110,10 +112,15 @@ def test_anthropic_gets_base_url_and_max_tokens() -> None:
         "base_url": None,
         "timeout": 60.0,
         "max_tokens": 4096,
+        "params": ModelParams(),
+        "extra_body": None,
     }
     plain = build_model(spec("anthropic", extra=MappingProxyType({"max_tokens": "2048"})))
     assert (built(plain)["api_key"], built(plain)["max_tokens"]) == (None, 2048)
     assert built(build_model(spec("anthropic")))["max_tokens"] == 1024
+    configured = spec("anthropic", params=ModelParams(max_tokens=300, temperature=0.5))
+    assert built(build_model(configured))["max_tokens"] == 300
+    assert built(build_model(configured))["params"].temperature == 0.5
 
 
 @pytest.mark.usefixtures("adapters")
