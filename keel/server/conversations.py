@@ -107,11 +107,13 @@ async def get_events(
     ] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1_000,
 ) -> JSONResponse:
-    """The conversation's log after seq `after`, as encoded events (at most `limit`)."""
+    """The conversation's log after seq `after`, as encoded events (at most `limit`), pii
+    memory masked as in the state view."""
     key = store_key(principal.name, conversation_id)
     last = await known_last_seq(runtime, key)
     events = (await runtime.store.read(key, after_seq=after))[:limit]
-    return JSONResponse(events_reply(conversation_id, events, last))
+    masked = runtime.definition.memory
+    return JSONResponse(events_reply(conversation_id, events, last, masked=masked))
 
 
 @router.get(

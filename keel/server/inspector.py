@@ -82,7 +82,7 @@ async def get_events(
     key = inspected_key(owner, conversation_id)
     last = await known_last_seq(runtime, key)
     events = (await runtime.store.read(key, after_seq=after))[:limit]
-    return JSONResponse(events_reply(conversation_id, events, last, internals=True))
+    return JSONResponse(events_reply(conversation_id, events, last, masked=None, internals=True))
 
 
 @router.get(

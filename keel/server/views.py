@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import cast
 
-from keel.events.base import to_plain
+from keel.events.base import JsonValue, to_plain
 from keel.events.codec import encode_event
 from keel.events.fold import ConversationState, PendingConfirmation
-from keel.events.model import BotMessage
+from keel.events.model import BotMessage, Event, MemorySet, SlotSet
 from keel.memory import MemorySchema
 from keel.server.feed import RunOutcome
 from keel.server.wire import (
@@ -69,14 +70,29 @@ def message_reply(conversation_id: str, outcome: RunOutcome) -> MessageReply:
     }
 
 
+def is_pii(schema: MemorySchema, key: str) -> bool:
+    """Memory key `key` is a declared `pii` field (its value is shown as `[set]`)."""
+    declared = schema.field(key)
+    return declared is not None and declared.pii
+
+
 def masked_memory(state: ConversationState, schema: MemorySchema) -> JsonObject:
     """Memory as plain JSON, every value of a `pii` field replaced by `[set]`."""
-    shown: JsonObject = {}
-    for key in sorted(state.memory):
-        declared = schema.field(key)
-        pii = declared is not None and declared.pii
-        shown[key] = MASK if pii else to_plain(state.memory[key])
-    return shown
+    return {
+        key: MASK if is_pii(schema, key) else to_plain(state.memory[key])
+        for key in sorted(state.memory)
+    }
+
+
+def masked_event(event: Event, schema: MemorySchema) -> Event:
+    """`event` with the value it writes to a `pii` field replaced by `[set]`, the rule of
+    `masked_memory` (`memory_set` and its `slot_set` copy; other events unchanged)."""
+    mask: JsonValue = MASK
+    if isinstance(event, MemorySet) and is_pii(schema, event.key):
+        return replace(event, value=mask)
+    if isinstance(event, SlotSet) and is_pii(schema, event.name):
+        return replace(event, value=mask)
+    return event
 
 
 def conversation_view(
@@ -108,13 +124,26 @@ def conversation_view(
 
 
 def events_reply(
-    conversation_id: str, events: list[StoredEvent], last_seq: int, *, internals: bool = False
+    conversation_id: str,
+    events: list[StoredEvent],
+    last_seq: int,
+    *,
+    masked: MemorySchema | None,
+    internals: bool = False,
 ) -> EventsReply:
-    """`GET /v1/conversations/{id}/events`: encoded events as stored (not masked). The
-    prompts the model was sent (`model_called` `metadata.request`: the system prompt, the
-    agent's rules) are internals: only the admin view (`internals=True`) shows them."""
+    """`GET /v1/conversations/{id}/events`: encoded events as stored, with the values
+    written to `pii` fields of `masked` shown as `[set]` (as the state view shows them;
+    None: unmasked, the admin view). The prompts the model was sent (`model_called`
+    `metadata.request`: the system prompt, the agent's rules) are internals: only the
+    admin view (`internals=True`) shows them."""
     logged: list[LoggedEvent] = [
-        {"seq": s.seq, "event": _without_internals(encode_event(s.event), internals)}
+        {
+            "seq": s.seq,
+            "event": _without_internals(
+                encode_event(s.event if masked is None else masked_event(s.event, masked)),
+                internals,
+            ),
+        }
         for s in events
     ]
     return {"conversation_id": conversation_id, "events": logged, "last_seq": last_seq}
