@@ -5,6 +5,13 @@ the engine's reading rights), placeholders are filled from memory (`{session.<ns
 or `{entry}` resolved in the active skill first, then the project), and buttons keep their
 payloads, filled the same way, so a later `set:` tap can be matched against them exactly.
 A placeholder with no value is never sent: see `render_response`.
+
+A variant that asks to be rephrased (`metadata.rephrase: true`, or any variant under
+`endpoints.yml` `nlg: {type: rephrase, rephrase_all: true}` that does not say
+`rephrase: false`) is rendered with `metadata.rephrase: true`; `keel.loop.rephrase` then
+rewrites its filled text. When a placeholder of it was filled from a `pii` field the message
+also carries `metadata.rephrase_blocked: pii`: the value must not reach a model, so the text
+goes out verbatim.
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ def _lookup(
     memory: Mapping[str, object],
     active: str | None,
     extra: Mapping[str, str],
+    private: list[str],
 ) -> Lookup:
+    """The placeholder lookup; the keys of `pii` fields it filled are added to `private`."""
+
     def lookup(namespace: str | None, entry: str) -> str | None:
         if namespace is None and entry in extra:
             return extra[entry]
@@ -51,6 +61,8 @@ def _lookup(
             return None
         field = schema.field(key)
         value = memory[key]
+        if field is not None and field.pii:
+            private.append(key)
         return (
             render_for_prompt(field, value) if field is not None and not field.pii else str(value)
         )
@@ -78,12 +90,17 @@ def render_response(
     if response is None:
         return None
     read = reader_for(state.memory, definition.memory, ENGINE_READER)
-    lookup = _lookup(definition.memory, state.memory, state.active_skill_id, extra or {})
+    private: list[str] = []
+    lookup = _lookup(definition.memory, state.memory, state.active_skill_id, extra or {}, private)
     unfilled: list[str] = []
     fitting = fitting_variants(response, read)
+    every = definition.endpoints.rephrase_all
     for variant in fitting:
-        message, missing = _filled(name, variant, lookup)
+        private.clear()
+        message, missing = _filled(name, variant, lookup, rephrase=_asks_rephrase(variant, every))
         if not missing:
+            if private and message.metadata.get("rephrase") is True:
+                message = replace(message, metadata={**message.metadata, "rephrase_blocked": "pii"})
             return _withheld(message, name, unfilled) if unfilled else message
         unfilled += [p for p in missing if p not in unfilled]
     if not fitting:
@@ -91,7 +108,16 @@ def render_response(
     return _withheld(_internal_error(definition, state, lookup), name, unfilled)
 
 
-def _filled(name: str, variant: Variant, lookup: Lookup) -> tuple[BotMessage, tuple[str, ...]]:
+def _asks_rephrase(variant: Variant, every: bool) -> bool:
+    """Whether `variant` is rephrased: `metadata.rephrase: true`, or `rephrase_all` unless
+    the variant says `rephrase: false`."""
+    flag = variant.metadata.get("rephrase")
+    return flag is True or (every and flag is not False)
+
+
+def _filled(
+    name: str, variant: Variant, lookup: Lookup, *, rephrase: bool = False
+) -> tuple[BotMessage, tuple[str, ...]]:
     """The message of `variant`, and the placeholders it could not fill."""
     missing: list[str] = []
 
@@ -110,7 +136,7 @@ def _filled(name: str, variant: Variant, lookup: Lookup) -> tuple[BotMessage, tu
         buttons=buttons,
         utter_action=name,
         response_source="verbatim",
-        metadata={"rephrase": True} if variant.rephrase else {},
+        metadata={"rephrase": True} if rephrase else {},
     )
     return message, tuple(dict.fromkeys(missing))
 

@@ -37,6 +37,7 @@ from keel.knowledge.section import KnowledgeBase, KnowledgeSection
 from keel.llm.port import Message, Model
 from keel.loop.deliver import render_response
 from keel.loop.recorder import Recorder
+from keel.loop.rephrase import rephrase, wants_rephrase
 from keel.memory import reader_for
 from keel.project.definition import AgentDefinition, Skill
 from keel.routing.router import OfflineRouter
@@ -172,10 +173,24 @@ class TurnContext:
         }
 
     async def utter(self, name: str, *, extra: dict[str, str] | None = None) -> bool:
-        """Send response `name` verbatim; False when it cannot be rendered."""
+        """Send response `name` (verbatim, or rephrased when it asks to be: see
+        `keel.loop.rephrase`); False when it cannot be rendered."""
         message = render_response(self.definition, self.state, name, extra=extra)
         if message is None:
             return False
+        if wants_rephrase(message):
+            with self.timed("rephrase"):
+                done = await rephrase(
+                    message,
+                    definition=self.definition,
+                    state=self.state,
+                    model=self.model,
+                    clock=self.clock,
+                    events=self.all_events(),
+                )
+            if done.called is not None:
+                await self.emit(done.called)
+            message = done.message
         await self.say(message)
         self.canned.append(message.text)
         return True

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from keel.memory import MemoryField, MemorySchema, parse_project_memory, parse_skill_memory
 from keel.project.config import AgentConfig, parse_agent_config
 from keel.project.definition import AgentDefinition, Skill
+from keel.project.endpoints import EndpointsConfig, read_endpoints
 from keel.project.files import ProjectFiles, SourceFile
 from keel.project.integrations import IntegrationsConfig, parse_integrations
 from keel.project.response_delivery import merge_responses
@@ -39,6 +40,7 @@ class _Parsed:
     responses: Mapping[str, Response]
     documents: Mapping[str, tuple[SkillDocument, bool]]
     """skill id -> (document, bundled)."""
+    endpoints: EndpointsConfig
 
 
 def _yaml(source: SourceFile | None, out: list[Diagnostic]) -> object:
@@ -134,7 +136,16 @@ def _parse(files: ProjectFiles, env: Mapping[str, str], out: list[Diagnostic]) -
         memory=_memory(files, reserved, out),
         responses=_responses(files, out),
         documents=_documents(files, out),
+        endpoints=_endpoints(files, out),
     )
+
+
+def _endpoints(files: ProjectFiles, out: list[Diagnostic]) -> EndpointsConfig:
+    if files.endpoints is None:
+        return EndpointsConfig()
+    config, diagnostics = read_endpoints(files.endpoints.text, files.endpoints.rel)
+    out.extend(diagnostics)
+    return config
 
 
 def _skills(parsed: _Parsed, catalog: ToolCatalog) -> Mapping[str, Skill]:
@@ -171,6 +182,7 @@ def build(
         responses=parsed.responses,
         skills=_skills(parsed, catalog),
         shared_tools=MappingProxyType(dict(catalog.shared)),
+        endpoints=parsed.endpoints,
     )
     out.extend(validate_definition(definition, catalog))
     out = _ordered(out)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from keel.memory import MemorySchema
 from keel.project.config import AgentConfig
+from keel.project.endpoints import EndpointsConfig
 from keel.project.integrations import IntegrationsConfig
 from keel.project.response_model import Response
 from keel.skills.model import ImportTool, SkillDocument
@@ -58,6 +59,8 @@ class AgentDefinition:
     responses: Mapping[str, Response]
     skills: Mapping[str, Skill]
     shared_tools: Mapping[str, ToolDefinition]
+    endpoints: EndpointsConfig = field(default_factory=EndpointsConfig)
+    """What Keel reads of `endpoints.yml` (the `nlg:` rephraser)."""
     warnings: tuple[Diagnostic, ...] = ()
 
     def skill(self, skill_id: str) -> Skill | None:

@@ -48,6 +48,8 @@ class ProjectFiles:
     memory: SourceFile | None
     responses: SourceFile | None
     skills: tuple[SkillFolder, ...]
+    endpoints: SourceFile | None = None
+    """`endpoints.yml` (optional, legacy: `keel.project.endpoints`)."""
 
 
 def relative(root: Path, path: Path) -> str:
@@ -122,6 +124,7 @@ def read_project(root: Path) -> tuple[ProjectFiles | None, list[Diagnostic]]:
         memory=_optional(root, "memory.yml", diagnostics),
         responses=_optional(root, "responses.yml", diagnostics),
         skills=skills,
+        endpoints=_optional(root, "endpoints.yml", diagnostics),
     )
     return files, diagnostics
 

@@ -5,7 +5,9 @@ A reply is given as
 * a bare string: text only;
 * an OpenAI chat assistant message: `{"content": ..., "tool_calls": [{"id": "c1",
   "type": "function", "function": {"name": "x", "arguments": "{\\"a\\": 1}"}}]}`;
-* the short form: `{"text": ..., "tool_calls": [{"name": "x", "arguments": {"a": 1}}]}`.
+* the short form: `{"text": ..., "tool_calls": [{"name": "x", "arguments": {"a": 1}}]}`;
+* a failure: `{"error": "timeout"}` makes that call raise instead of answering (one of
+  `SCRIPTED_ERRORS`: `timeout`, `unavailable`, `rate_limited`, `invalid_request`).
 
 Arguments given as a mapping are JSON-encoded; a string is kept exactly (so a script can
 send malformed JSON on purpose); no arguments mean `{}`. A call without an id gets one
@@ -58,15 +60,21 @@ class ScriptedReply:
 
     text: str | None = None
     tool_calls: tuple[ScriptedToolCall, ...] = ()
+    error: str | None = None
+    """The call raises this scripted failure (a key of `SCRIPTED_ERRORS`) instead."""
 
     def describe(self) -> str:
         """A one-line summary for error messages."""
+        if self.error is not None:
+            return f"error {self.error}"
         parts = [] if self.text is None else [f"text {_clip(self.text)!r}"]
         parts += [f"{call.name}({_clip(call.arguments, 60)})" for call in self.tool_calls]
         return ", ".join(parts) or "(empty reply)"
 
 
 _REPLY_KEYS = frozenset({"role", "content", "text", "tool_calls"})
+SCRIPTED_ERRORS = frozenset({"timeout", "unavailable", "rate_limited", "invalid_request"})
+"""The failures a reply `{"error": ...}` can script (see `keel.testing.scripted`)."""
 _OPENAI_CALL_KEYS = frozenset({"id", "type", "function"})
 _SHORT_CALL_KEYS = frozenset({"id", "name", "arguments"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
@@ -82,6 +90,8 @@ def parse_reply(raw: object) -> ScriptedReply:
         raise InvalidReply(
             f"a model reply is text or a mapping, not {_kind(raw)} (quote plain text)", raw
         )
+    if "error" in raw:
+        return _parse_error(raw)
     _check_keys(raw, _REPLY_KEYS, "model reply")
     if raw.get("role", "assistant") != "assistant":
         raise InvalidReply("a model reply's role must be 'assistant'", raw, "role")
@@ -92,6 +102,15 @@ def parse_reply(raw: object) -> ScriptedReply:
     if text is not None and not isinstance(text, str):
         raise InvalidReply(f"'{text_key}' must be text (quote it)", raw, text_key)
     return ScriptedReply(text=text, tool_calls=_parse_calls(raw))
+
+
+def _parse_error(raw: Mapping[object, object]) -> ScriptedReply:
+    _check_keys(raw, frozenset({"error"}), "scripted failure")
+    error = raw.get("error")
+    if not isinstance(error, str) or error not in SCRIPTED_ERRORS:
+        allowed = ", ".join(sorted(SCRIPTED_ERRORS))
+        raise InvalidReply(f"'error' must be one of {allowed}, not {error!r}", raw, "error")
+    return ScriptedReply(error=error)
 
 
 def _parse_calls(raw: Mapping[str, object]) -> tuple[ScriptedToolCall, ...]:

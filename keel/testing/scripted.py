@@ -10,7 +10,9 @@
 It fails loudly both ways: a request with no reply left raises `ScriptExhausted` (naming
 the last user message and the tools on offer) and is remembered, so `assert_complete`
 raises it again even when the engine caught it; replies left over make `assert_complete`
-raise `ScriptNotFinished`. Every request is recorded in `requests`.
+raise `ScriptNotFinished`. Every request is recorded in `requests`. A reply scripted as a
+failure (`{"error": "timeout"}`) makes its call raise the matching `keel.llm` error
+(`ModelTimeout`, `ProviderUnavailable`, `RateLimited`, `InvalidModelRequest`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from keel.errors import KeelError
 from keel.llm import Message, ModelError, ModelRequest, ModelResponse, ToolCall
+from keel.llm.errors import InvalidModelRequest, ModelTimeout, ProviderUnavailable, RateLimited
 from keel.source.diagnostics import Diagnostic, diag
 from keel.source.yaml import load_yaml
 from keel.testing.script_replies import (
@@ -54,6 +57,18 @@ class ScriptNotFinished(ModelError):
         super().__init__(f"{len(leftover)} scripted reply(ies) left over:\n" + "\n".join(lines))
 
 
+def _scripted_error(kind: str, number: int) -> ModelError:
+    """The `keel.llm` error a reply `{"error": kind}` stands for."""
+    message = f"scripted failure for request #{number}: {kind}"
+    if kind == "timeout":
+        return ModelTimeout(message)
+    if kind == "rate_limited":
+        return RateLimited(message, status=429, provider="scripted")
+    if kind == "invalid_request":
+        return InvalidModelRequest(message, status=400, provider="scripted")
+    return ProviderUnavailable(message, status=503, provider="scripted")
+
+
 class InvalidScript(KeelError, ValueError):
     """A script file cannot be used; `diagnostics` say where and why."""
 
@@ -82,7 +97,7 @@ class ScriptedModel:
         for call in parsed.tool_calls:
             self._calls_queued += 1
             calls.append(call if call.id else replace(call, id=f"call_{self._calls_queued}"))
-        self._queue.append(ScriptedReply(text=parsed.text, tool_calls=tuple(calls)))
+        self._queue.append(replace(parsed, tool_calls=tuple(calls)))
 
     def extend(self, replies: Iterable[ReplySource]) -> None:
         """Queue several replies, in order."""
@@ -112,6 +127,8 @@ class ScriptedModel:
             self._exhaustion = self._exhaustion or error
             raise error
         reply = self._queue.popleft()
+        if reply.error is not None:
+            raise _scripted_error(reply.error, len(self._requests))
         calls = tuple(
             ToolCall(id=call.id or "", name=call.name, arguments=call.arguments)
             for call in reply.tool_calls

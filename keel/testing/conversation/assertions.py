@@ -72,9 +72,22 @@ def check_bot(expect: BotExpect, message: BotMessage | None, number: int) -> str
         return f"{where}: expected text {expect.text.describe()}, got {message.text!r}"
     if expect.utter is not None and message.utter_action != expect.utter:
         return f"{where}: expected response {expect.utter!r}, got {message.utter_action!r}"
+    if expect.source is not None and message.response_source != expect.source:
+        detail = _fallback_detail(message)
+        return (
+            f"{where}: expected source {expect.source!r}, got {message.response_source!r}{detail}"
+        )
     if expect.buttons is not None:
         return _check_buttons(expect, message, where)
     return None
+
+
+def _fallback_detail(message: BotMessage) -> str:
+    """Why a rephrase fell back to the verbatim text, when it did (for the failure message)."""
+    record = message.metadata.get("rephrase_fallback")
+    if isinstance(record, Mapping):
+        return f" ({record.get('code')}: {record.get('message')})"
+    return ""
 
 
 def _check_buttons(expect: BotExpect, message: BotMessage, where: str) -> str | None:

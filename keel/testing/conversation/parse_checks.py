@@ -18,7 +18,14 @@ import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 
-from keel.events.base import ConversationStatus, JsonValue, NotJsonValue, StopReason, freeze_json
+from keel.events.base import (
+    ConversationStatus,
+    JsonValue,
+    NotJsonValue,
+    ResponseSource,
+    StopReason,
+    freeze_json,
+)
 from keel.events.model import EVENT_TYPES
 from keel.testing.conversation.assertions import COUNT_KEYS
 from keel.testing.conversation.sink import Sink, line_in
@@ -135,19 +142,20 @@ def _with(
 
 _STATUSES = frozenset(typing.get_args(ConversationStatus))
 _STOP_REASONS = frozenset(typing.get_args(StopReason))
+_SOURCES = frozenset(typing.get_args(ResponseSource))
 
 
 def parse_bot(value: object, line: int | None, sink: Sink) -> BotExpect | None:
-    """`bot: <text>` or `bot: {text, buttons, utter}`."""
+    """`bot: <text>` or `bot: {text, buttons, utter, source}`."""
     if not isinstance(value, Mapping):
         text = parse_text(value, line, sink, "bot text")
         return None if text is None else BotExpect(text=text)
-    unknown = [key for key in value if key not in {"text", "buttons", "utter"}]
+    unknown = [key for key in value if key not in {"text", "buttons", "utter", "source"}]
     if unknown or not value:
         sink.error(
             "test.bot.invalid",
             line_in(value, unknown[0], line) if unknown else line,
-            "a bot step is text or a mapping of text, buttons and utter",
+            "a bot step is text or a mapping of text, buttons, utter and source",
         )
         return None
     errors = len(sink.diagnostics)
@@ -158,9 +166,15 @@ def parse_bot(value: object, line: int | None, sink: Sink) -> BotExpect | None:
     utter = value.get("utter")
     if utter is not None and not isinstance(utter, str):
         sink.error("test.bot.invalid", line_in(value, "utter", line), "utter must be a name")
+    source = value.get("source")
+    if source is not None and source not in _SOURCES:
+        allowed = ", ".join(sorted(_SOURCES))
+        sink.error(
+            "test.bot.invalid", line_in(value, "source", line), f"source is one of {allowed}"
+        )
     if len(sink.diagnostics) > errors:
         return None
-    return BotExpect(text=text, buttons=buttons, utter=utter)
+    return BotExpect(text=text, buttons=buttons, utter=utter, source=source)
 
 
 def _buttons(raw: object, line: int | None, sink: Sink) -> tuple[ButtonExpect, ...] | None:

@@ -65,6 +65,8 @@ class BotExpect:
     buttons: tuple[ButtonExpect, ...] | None = None
     utter: str | None = None
     """The named response (`utter_*`) the message must come from."""
+    source: str | None = None
+    """The message's `response_source` (`verbatim`, `rephrased`, `llm`, `filler`, `plan`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
