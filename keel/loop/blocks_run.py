@@ -35,6 +35,7 @@ from keel.loop.tools_run import (
     run_builder_tool,
 )
 from keel.loop.turn import Next, TurnContext
+from keel.loop.write_refusals import refused_set_memory
 from keel.project.definition import Skill
 from keel.skills import (
     END_ID,
@@ -173,7 +174,7 @@ async def _step(
     if isinstance(step, NoopStep):
         return await advance(t, frame, block, step)
     if isinstance(step, SetMemoryStep):
-        await _set_memory(t, skill, step)
+        await _set_memory(t, skill, step, call_id=f"step:{frame.frame_id}:{step.id}")
         return await advance(t, frame, block, step)
     if isinstance(step, ActionStep):
         return await _action(t, frame, block, step)
@@ -193,12 +194,21 @@ async def _step(
     raise RunError(f"unknown step kind {type(step).__name__}")
 
 
-async def _set_memory(t: TurnContext, skill: Skill, step: SetMemoryStep) -> None:
+async def _set_memory(t: TurnContext, skill: Skill, step: SetMemoryStep, *, call_id: str) -> None:
     for entry, value in step.values.items():
         planned = plan_write(
             t.definition.memory, t.state.memory, entry, value, "block", skill.skill_id
         )
-        if not isinstance(planned, Refusal):
+        if isinstance(planned, Refusal):  # on record and in the log, never dropped silently
+            await refused_set_memory(
+                t,
+                call_id=call_id,
+                skill_id=skill.skill_id,
+                entry=entry,
+                value=value,
+                refusal=planned,
+            )
+        else:
             provenance = {"step": step.id, "skill_id": skill.skill_id}
             await t.emit(*write_events(planned, filled_by="set_memory", provenance=provenance))
 

@@ -18,7 +18,7 @@ from keel.errors import ToolError
 from keel.events.base import JsonValue, freeze_json
 from keel.events.model import Event, MemoryCleared, MemorySet, SlotSet
 from keel.memory import MemorySchema, check_write, coerce
-from keel.memory.access import Writer
+from keel.memory.access import WRITE_ONCE, Writer
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -35,6 +35,9 @@ class PlannedWrite:
 
     key: str
     value: object
+    unchanged: bool = False
+    """A write-once field written again with the value it holds: accepted, and no event
+    (nothing changes)."""
 
 
 def plan_write(
@@ -53,6 +56,12 @@ def plan_write(
     current = memory.get(field.key) if field is not None else None
     is_set = current is not None and (field is None or current != field.initial_value)
     decision = check_write(schema, name, writer, active_skill, is_set, collect_owned)
+    if decision.code == WRITE_ONCE and decision.field is not None and raw is not None:
+        again = coerce(decision.field, raw)
+        if again.ok and freeze_json(again.value) == current:
+            # Write-once forbids a change; the value it already holds is no change (a
+            # confirmed cancel of a row already cancelled writes "cancelled" again).
+            return PlannedWrite(key=decision.field.key, value=again.value, unchanged=True)
     if not decision.allowed or decision.field is None:
         return Refusal(code=decision.code or "memory.write.refused", message=decision.reason or "")
     field = decision.field
@@ -70,7 +79,10 @@ def plan_write(
 def write_events(
     write: PlannedWrite, *, filled_by: str, provenance: Mapping[str, JsonValue] | None = None
 ) -> tuple[Event, ...]:
-    """`memory_set` + its `slot_set` copy, or `memory_cleared` for None."""
+    """`memory_set` + its `slot_set` copy, or `memory_cleared` for None; nothing for an
+    unchanged write-once value."""
+    if write.unchanged:
+        return ()
     if write.value is None:
         return (MemoryCleared(key=write.key),)
     value = freeze_json(write.value)
