@@ -40,6 +40,15 @@ class PlannedWrite:
     (nothing changes)."""
 
 
+class MemoryWriteRefused(ToolError):
+    """A tool's `context.memory` write the rules refused; `code` is the refusal's
+    (`memory.write.*`), so the tool run is logged with it and the model reads why."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(f"{refusal.code}: {refusal.message}")
+        self.code = refusal.code
+
+
 def plan_write(
     schema: MemorySchema,
     memory: Mapping[str, object],
@@ -138,7 +147,7 @@ class ToolMemory:
         """Write `key`; an out-of-contract write raises `ToolError` in the tool."""
         planned = plan_write(self._schema, self._memory, key, value, self._writer, self._active)
         if isinstance(planned, Refusal):
-            raise ToolError(f"{planned.code}: {planned.message}")
+            raise MemoryWriteRefused(planned)
         self._memory[planned.key] = planned.value
         self.pending.extend(write_events(planned, filled_by=self._filled_by))
 

@@ -25,7 +25,7 @@ from typing import Final
 from keel.conditions import MemoryReader, Outcome, Reference, evaluate
 from keel.conditions.names import is_identifier
 from keel.memory import MemorySchema, render_for_prompt
-from keel.skills import SkillDocument
+from keel.skills import InstructionsStep, SkillDocument, instruction_parts
 
 BLOCK_REFERENCE: Final = "the ordered block `{id}`"
 """How `@block.<id>` reads in the prompt."""
@@ -34,12 +34,16 @@ SKILL_REFERENCE: Final = "the skill `{id}`"
 UNAVAILABLE_SKILL: Final = "a skill that is not available now"
 """How `@skill.<id>` reads while that skill's `requires` is not true (it is not named)."""
 
-# The grammar of keel.skills._tokens: same lookarounds, same segment characters.
+# The grammar of keel.skills._tokens (same lookarounds, same segment characters), plus the
+# backticks a token may be written in.
 _TOKEN: Final = re.compile(
-    r"(?<![\w.@])@(?P<kind>block|skill|memory|tool)(?![A-Za-z0-9_])"
-    r"(?P<rest>(?:\.[A-Za-z0-9_\-]*)*)"
+    r"(?P<open>`)?(?<![\w.@])@(?P<kind>block|skill|memory|tool)(?![A-Za-z0-9_])"
+    r"(?P<rest>(?:\.[A-Za-z0-9_\-]*)*)(?P<close>`)?"
 )
+_NAMED: Final = frozenset({"block", "skill"})
+"""Kinds whose rendering carries its own code span (`BLOCK_REFERENCE`, `SKILL_REFERENCE`)."""
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
+_BLANK_RUN: Final = re.compile(r"\n{3,}")
 
 
 def render_paragraphs(
@@ -68,18 +72,28 @@ def render_paragraphs(
 
 
 def render_instructions(
-    text: str,
+    step: InstructionsStep | str,
     read: MemoryReader,
     schema: MemorySchema,
     memory: Mapping[str, object],
     *,
     unavailable: frozenset[str] = frozenset(),
 ) -> str:
-    """An ordered-block step's `instructions:` text with tokens rendered.
+    """An ordered-block step's `instructions:` with its `if:` parts filtered, tokens rendered.
 
-    `if:` lines inside step instructions are shown as written (spec §2.4 leaves their
-    meaning open; Keel treats them as prose).
+    A part scoped by an `if:` line (`keel.skills.instruction_parts`) is kept only while its
+    condition is TRUE (FALSE and CLOSED hide it), like a prose paragraph.
     """
+    text = step if isinstance(step, str) else step.instructions
+    parts = instruction_parts(text) if isinstance(step, str) else step.parts
+    if not parts:
+        return substitute(text, read, schema, memory, unavailable=unavailable)
+    shown = [
+        part.text
+        for part in parts
+        if part.condition is None or evaluate(part.condition, read) is Outcome.TRUE
+    ]
+    text = _BLANK_RUN.sub("\n\n", "\n".join(shown)).strip()
     return substitute(text, read, schema, memory, unavailable=unavailable)
 
 
@@ -102,8 +116,15 @@ def substitute(
             # A trailing dot ends the sentence; it is not part of the token.
             segments.pop()
             tail = "."
-        rendered = _render(match.group("kind"), segments, read, schema, memory, unavailable)
-        return match.group(0) if rendered is None else rendered + tail
+        kind = match.group("kind")
+        rendered = _render(kind, segments, read, schema, memory, unavailable)
+        if rendered is None:
+            return match.group(0)
+        opened, closed = match.group("open") or "", match.group("close") or ""
+        if opened and closed and kind in _NAMED:
+            # `@block.x` in backticks: the rendering has its own, so no nested code span.
+            return rendered + tail
+        return opened + rendered + tail + closed
 
     return _TOKEN.sub(replace, text)
 

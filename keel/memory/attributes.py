@@ -104,10 +104,13 @@ class _Reader:
                 )
             elif attr not in KNOWN_ATTRIBUTES:
                 known = ", ".join(sorted(KNOWN_ATTRIBUTES))
+                # Ignored, like unknown keys elsewhere in Mantle files: warn, do not refuse.
                 self.report(
                     "memory.unknown_attribute",
                     attr,
-                    f"`{self.key}` has unknown attribute `{attr}` (known: {known})",
+                    f"`{self.key}` has unknown attribute `{attr}`, which is ignored "
+                    f"(known: {known})",
+                    severity="warning",
                 )
 
     def field_type(self) -> FieldType | None:
@@ -144,7 +147,9 @@ class _Reader:
                 self._report_at(
                     "memory.duplicate_enum_value",
                     item_line,
-                    f"`{self.key}` lists enum value {item!r} twice (matching ignores case)",
+                    f"`{self.key}` lists enum value {item!r} twice (matching ignores case); "
+                    "the repeat is ignored",
+                    severity="warning",
                 )
             else:
                 values.append(str(item))
@@ -158,8 +163,12 @@ class _Reader:
             f"enum value {item!r} of `{self.key}` must be text{hint}",
         )
 
-    def _report_at(self, code: str, line: int | None, message: str) -> None:
-        self.diagnostics.append(diag(code, self.file, line, message, key=self.key))
+    def _report_at(
+        self, code: str, line: int | None, message: str, severity: Severity = "error"
+    ) -> None:
+        self.diagnostics.append(
+            diag(code, self.file, line, message, key=self.key, severity=severity)
+        )
 
 
 def check_access_block(
@@ -193,8 +202,13 @@ def check_access_block(
     for name, value in block.items():
         line = line_of(block, name, where)
         if name not in _ACCESS_LISTS:
-            message = f"`access` has unknown key `{name}` (known: deny_read, deny_write)"
-            diagnostics.append(diag("memory.unknown_attribute", file, line, message, key=key))
+            message = (
+                f"`access` has unknown key `{name}`, which is ignored (known: deny_read, "
+                "deny_write)"
+            )
+            diagnostics.append(
+                diag("memory.unknown_attribute", file, line, message, key=key, severity="warning")
+            )
         elif value is not None and not (
             isinstance(value, list) and all(isinstance(v, str) for v in value)
         ):
@@ -225,7 +239,7 @@ def _check_enum(reader: _Reader, type_: FieldType | None, enum_values: tuple[str
             "type",
             f"categorical `{reader.key}` needs a non-empty `enum_values` list",
         )
-    elif type_ not in (None, "categorical") and enum_values:
+    elif type_ not in (None, "categorical", "int") and enum_values:
         reader.report(
             "memory.enum_values_on_non_categorical",
             "enum_values",

@@ -124,11 +124,14 @@ def _as_bool(raw: object, enum_values: tuple[str, ...]) -> CoerceResult:
 
 def _as_int(raw: object, enum_values: tuple[str, ...]) -> CoerceResult:
     number: object = _number_text(raw) if isinstance(raw, str) else raw
-    if isinstance(number, int) and not isinstance(number, bool):
-        return CoerceResult.success(number)
     if isinstance(number, float) and math.isfinite(number) and number.is_integer():
-        return CoerceResult.success(int(number))
-    return CoerceResult.failure(f"expected a whole number, got {_show(raw)}")
+        number = int(number)
+    if not isinstance(number, int) or isinstance(number, bool):
+        return CoerceResult.failure(f"expected a whole number, got {_show(raw)}")
+    # `enum_values` on an int entry limit it like a categorical one (Mantle enforces them).
+    if enum_values and number not in {_number_text(v) for v in enum_values}:
+        return CoerceResult.failure(f"expected one of {', '.join(enum_values)}; got {_show(raw)}")
+    return CoerceResult.success(number)
 
 
 def _as_float(raw: object, enum_values: tuple[str, ...]) -> CoerceResult:
@@ -195,7 +198,7 @@ _COERCERS: Final[Mapping[FieldType, Callable[[object, tuple[str, ...]], CoerceRe
 
 
 def coerce_value(type_: FieldType, raw: object, enum_values: tuple[str, ...] = ()) -> CoerceResult:
-    """Convert `raw` to `type_`; `enum_values` matter for `categorical` only.
+    """Convert `raw` to `type_`; `enum_values` matter for `categorical` and `int` only.
 
     Categorical matching ignores case and surrounding spaces and returns the declared
     spelling. `None` is always accepted (it clears the entry).

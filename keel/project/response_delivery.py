@@ -17,7 +17,7 @@ def merge_responses(
 
     `project_files` holds the responses of each project file (root first, then the skills).
     A project response named like a bundled engine response replaces it; the same name in
-    two project files is `response.duplicate_name`, reported at the second (the first is
+    two project files is `response.duplicate_name`, a warning at the second (the first is
     kept).
     """
     registry: dict[str, Response] = {r.name: r for r in bundled}
@@ -66,6 +66,8 @@ def _duplicate(first: Response, second: Response) -> Diagnostic:
         "response.duplicate_name",
         second.file,
         second.line,
-        f"response `{second.name}` is already defined in {where}; names are global",
+        f"response `{second.name}` is already defined in {where}; names are global, so "
+        "this definition is ignored (the first is used)",
         key=second.name,
+        severity="warning",
     )

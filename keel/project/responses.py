@@ -120,6 +120,8 @@ def _text_variant(r: Reporter, name: str, text: Any, line: int | None) -> Varian
         message = f"a variant of `{name}` has no text (`text` must be a non-empty string)"
         r.error("response.variant.empty_text", line, message, key=name)
         return None
+    # A block scalar (`text: |`) ends with a newline YAML adds; it is not part of the message.
+    text = text.rstrip()
     return Variant(text=text, line=line, placeholders=_placeholders(r, name, text, line))
 
 

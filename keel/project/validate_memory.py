@@ -1,9 +1,10 @@
 """Cross-file checks about memory: every reference must name declared, readable memory.
 
-Covers conditions everywhere (skill, steps, branches, `if:` paragraphs, utter triggers,
-tool constraints, response variants), `@memory` tokens, `collect:` and `set_memory:`
-entries, `execute_tool` parameters, tool memory writes, post-write hooks and `set:` buttons;
-and every gazetteer an `extract:` attribute names can be read.
+Covers conditions everywhere (skill, steps, branches, `if:` paragraphs, `if:` lines of step
+instructions, utter triggers, tool constraints, response variants), `@memory` tokens,
+`collect:` and `set_memory:` entries, `execute_tool` parameters, tool memory writes,
+post-write hooks and `set:` buttons; and every gazetteer an `extract:` attribute names can
+be read.
 """
 
 from __future__ import annotations
@@ -13,8 +14,15 @@ from collections.abc import Iterator
 from keel.conditions import Condition
 from keel.extract.gazetteers import GazetteerError, load_gazetteer
 from keel.memory import MemorySchema, can_read, check_hooks, check_write
+from keel.memory.access import UNDECLARED
 from keel.project.definition import AgentDefinition, Skill
-from keel.skills import CollectStep, ExecuteToolStep, SetMemoryStep, SkillDocument
+from keel.skills import (
+    CollectStep,
+    ExecuteToolStep,
+    InstructionsStep,
+    SetMemoryStep,
+    SkillDocument,
+)
 from keel.skills.steps import Step
 from keel.source.diagnostics import Diagnostic, diag
 
@@ -43,6 +51,10 @@ def _step_conditions(step: Step) -> Iterator[tuple[Condition, int]]:
     complete_when = getattr(step, "complete_when", None)
     if isinstance(complete_when, Condition):
         yield complete_when, step.line
+    if isinstance(step, InstructionsStep):
+        for part in step.parts:
+            if part.condition is not None:
+                yield part.condition, max(part.line - 1, 1)
     if isinstance(step.next, tuple):
         for branch in step.next:
             if branch.condition is not None:
@@ -145,25 +157,47 @@ def _parameters(
 
 
 def _tool_writes(schema: MemorySchema, skill: Skill) -> Iterator[Diagnostic]:
+    """A literal key declared nowhere is an error; one that is declared but not writable
+    while this skill is active (another skill's entry, system memory) is a warning: Mantle
+    loads it, and the write is refused at run time (`memory.write.*`, told to the tool)."""
     for definition in skill.tools.values():
         for write in definition.memory_writes:
             if write.key is None:
                 continue
-            if _resolve_key(schema, write.key, skill.skill_id) is None:
+            decision = check_write(schema, write.key, "tool", skill.skill_id, False)
+            if decision.allowed:
+                continue
+            owners = _declared_by(schema, write.key)
+            if decision.code == UNDECLARED and not owners:
                 yield diag(
                     "memory.undeclared_write",
                     definition.module_file,
                     write.line,
-                    f"tool `{definition.name}` writes `{write.key}`, which is declared nowhere "
-                    f"visible to skill `{skill.skill_id}`",
+                    f"tool `{definition.name}` writes `{write.key}`, which no memory.yml declares",
                     key=write.key,
                 )
+                continue
+            where = f"declared by {', '.join(f'`{o}`' for o in owners)}" if owners else "declared"
+            yield diag(
+                "memory.write_not_writable",
+                definition.module_file,
+                write.line,
+                f"tool `{definition.name}` writes `{write.key}` ({where}), which it may not "
+                f"write while skill `{skill.skill_id}` is active: that write is refused at "
+                f"run time. Declare the entry in `{skill.skill_id}` or the project, or write "
+                "it only from the skill that owns it",
+                key=write.key,
+                severity="warning",
+            )
 
 
-def _resolve_key(schema: MemorySchema, key: str, skill_id: str) -> object:
+def _declared_by(schema: MemorySchema, key: str) -> list[str]:
+    """Namespaces declaring `key` (qualified: its own namespace; bare: every entry of
+    that name)."""
     if "." in key:
-        return schema.field(key)
-    return schema.resolve(key, skill_id)
+        field = schema.field(key)
+        return [field.namespace] if field is not None else []
+    return sorted({f.namespace for f in schema.fields if f.name == key})
 
 
 def _hooks(schema: MemorySchema, skill: Skill) -> Iterator[Diagnostic]:

@@ -6,6 +6,7 @@
 dotted codes (`skill.*`, `yaml.*`, `condition.*`) and real file lines.
 """
 
+from keel.skills._instructions import instruction_parts
 from keel.skills.blocks import OrderedBlock
 from keel.skills.bundled import (
     default_responses_file,
@@ -37,6 +38,7 @@ from keel.skills.steps import (
     CollectStep,
     EndStep,
     ExecuteToolStep,
+    InstructionPart,
     InstructionsStep,
     LinkStep,
     NextSpec,
@@ -61,6 +63,7 @@ __all__ = [
     "EndStep",
     "ExecuteToolStep",
     "ImportTool",
+    "InstructionPart",
     "InstructionsStep",
     "LinkStep",
     "NextSpec",
@@ -77,6 +80,7 @@ __all__ = [
     "UtterTrigger",
     "default_responses_file",
     "defaults_root",
+    "instruction_parts",
     "is_deterministic",
     "load_default_skills",
     "parameter_reference",

@@ -135,10 +135,11 @@ def _not_a_mapping(data: object, fence: Fence, rep: Reporter) -> None:
 def _steps_list(data: LineDict, fence: Fence, rep: Reporter) -> LineList | None:
     for key in data:
         if key not in _BLOCK_KEYS:
-            rep.error(
+            rep.warning(
                 "skill.block.unknown_key",
                 data.line_of(key),
-                f"unknown key {key!r} in ordered block (allowed: steps, name, description)",
+                f"unknown key {key!r} in ordered block is ignored (known: steps, name, "
+                "description)",
                 key=str(key),
             )
     steps = data.get("steps")

@@ -15,8 +15,8 @@ from typing import Final
 
 from keel.conditions import Condition
 from keel.skills._condition import read_condition
+from keel.skills._instructions import read_instructions
 from keel.skills._next import Jump, read_next
-from keel.skills._tokens import locate, scan_prose
 from keel.skills.model import Token
 from keel.skills.steps import (
     END_ID,
@@ -151,10 +151,10 @@ class _Reader:
         if kind == "link":
             allowed = allowed | {"next"}
             if "next" in item:
-                self.rep.error(
+                self.rep.warning(
                     "skill.step.next_on_link",
                     item.line_of("next"),
-                    "`next` is meaningless on a link step (control never returns)",
+                    "`next` on a link step is ignored (control never returns)",
                     key="next",
                 )
         self._check_keys(item, allowed | _COMMON_KEYS, kind)
@@ -254,16 +254,15 @@ def _instructions(item: LineDict, c: Common, ctx: StepContext) -> Step | None:
     if not isinstance(text, str) or not text.strip():
         _bad_value(ctx, item, "instructions", "non-empty text")
         return None
-    start = item.line_of("instructions")
-    ctx.tokens.extend(
-        scan_prose(text, lambda _, needle: locate(ctx.raw_lines, start, needle), ctx.rep)
-    )
+    found = read_instructions(text, ctx.raw_lines, item.line_of("instructions"), ctx.rep)
+    ctx.tokens.extend(found.tokens)
     return InstructionsStep(
         id=c.id,
         line=c.line,
         next=c.next,
         instructions=text.strip(),
         complete_when=_complete_when(item, ctx),
+        parts=found.parts,
     )
 
 

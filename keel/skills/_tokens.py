@@ -1,7 +1,8 @@
 """Tokens in prose: `@block.<id>`, `@skill.<id>`, `@memory.<ns>.<entry>`, `@tool.<name>`.
 
 Also finds what prose must not contain: malformed lookalikes (`@memory.project`) and bare
-`session.<ns>.<entry>` references, which are never substituted.
+`session.<ns>.<entry>` references, which are never substituted (an error; a warning inside a
+backtick code span, which Mantle loads and the model reads as a name).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _TOKEN: Final = re.compile(
 )
 _BARE_SESSION: Final = re.compile(r"(?<![\w.@])session\.[A-Za-z_]\w*\.[A-Za-z_]\w*")
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
+_CODE_SPAN: Final = re.compile(r"`[^`\n]*`")
 _KINDS: Final[dict[str, TokenKind]] = {
     "block": "block",
     "skill": "skill",
@@ -46,15 +48,33 @@ def scan_prose(text: str, line_of: LineOf, rep: Reporter) -> list[Token]:
             token = _token(match, line, rep)
             if token is not None:
                 tokens.append(token)
+        spans = [m.span() for m in _CODE_SPAN.finditer(line_text)]
         for match in _BARE_SESSION.finditer(line_text):
-            rep.error(
-                "skill.prose.bare_session_reference",
-                line_of(index, match.group(0)),
-                f"{match.group(0)!r} in prose is never substituted; "
-                f"write @memory.{match.group(0).removeprefix('session.')}",
-                key=match.group(0),
-            )
+            _session_reference(match, spans, line_of(index, match.group(0)), rep)
     return tokens
+
+
+def _session_reference(
+    match: re.Match[str], spans: Sequence[tuple[int, int]], line: int, rep: Reporter
+) -> None:
+    written = match.group(0)
+    fix = f"@memory.{written.removeprefix('session.')}"
+    if any(start < match.start() and match.end() < end for start, end in spans):
+        # Mantle loads it: the model reads the name as written (a code span).
+        rep.warning(
+            "skill.prose.quoted_session_reference",
+            line,
+            f"`{written}` in backticks is shown to the model as written, never substituted; "
+            f"write {fix} (no backticks) for its current value",
+            key=written,
+        )
+        return
+    rep.error(
+        "skill.prose.bare_session_reference",
+        line,
+        f"{written!r} in prose is never substituted; write {fix}",
+        key=written,
+    )
 
 
 def _token(match: re.Match[str], line: int, rep: Reporter) -> Token | None:

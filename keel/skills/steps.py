@@ -71,12 +71,27 @@ class _StepBase:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class InstructionPart:
+    """A piece of a step's instructions: plain text, or the text an `if:` line scopes."""
+
+    text: str
+    line: int
+    """File line of the part's first text line."""
+    condition: Condition | None = None
+    """From the `if:` line above the part; the part is shown only while it holds."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class InstructionsStep(_StepBase):
     """Conversational step: the LLM talks with these instructions until `complete_when`."""
 
     KEY: ClassVar[str] = "instructions"
     instructions: str
+    """The text as written (stripped), `if:` lines included."""
     complete_when: Condition | None = None
+    parts: tuple[InstructionPart, ...] = ()
+    """The text split at its column-0 `if:` lines, in order; empty when it has none (the
+    whole text is then always shown)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,6 +10,7 @@ from prompt_kit import PARCEL, SCHEMA, skill
 from keel.conditions import MemoryReader, Reference, Unreadable
 from keel.loop.prose import render_instructions, render_paragraphs, substitute
 from keel.memory import reader_for
+from keel.skills import InstructionsStep
 
 
 def _reader(memory: Mapping[str, object], skill_id: str | None = "redirect_parcel") -> MemoryReader:
@@ -160,7 +161,7 @@ def test_malformed_or_foreign_text_is_left_as_written(text: str) -> None:
     assert _sub(text, {"project.customer_name": "Ana"}) == text
 
 
-def test_step_instructions_get_the_same_substitution_and_keep_if_lines() -> None:
+def test_step_instructions_get_the_same_substitution_and_filter_if_lines() -> None:
     memory = {"redirect_parcel.parcel_id": "P1", "project.phone": "1"}
     text = (
         "Read back @memory.redirect_parcel.parcel_id.\n"
@@ -168,7 +169,54 @@ def test_step_instructions_get_the_same_substitution_and_keep_if_lines() -> None
         "Call @memory.project.phone"
     )
     assert render_instructions(text, _reader(memory), SCHEMA, memory) == (
-        "Read back P1.\nif: session.project.phone\nCall [set]"
+        "Read back P1.\nCall [set]"
+    )
+    assert (
+        render_instructions(text, _reader({}), SCHEMA, {})
+        == "Read back @memory.redirect_parcel.parcel_id."
+    )
+
+
+@pytest.mark.parametrize(
+    ("memory", "expected"),
+    [
+        (
+            {"redirect_parcel.is_international": True},
+            "Ask for the parcel.\nAsk for the customs form.\nSay goodbye.",
+        ),
+        ({"redirect_parcel.is_international": False}, "Ask for the parcel.\nSay goodbye."),
+        ({}, "Ask for the parcel.\nSay goodbye."),
+    ],
+)
+def test_if_lines_in_a_step_show_their_lines_only_while_they_hold(
+    memory: Mapping[str, object], expected: str
+) -> None:
+    document = skill(
+        """
+        ---
+        name: Steps
+        description: D
+        ---
+        :::ordered_block id=b
+        steps:
+          - id: s
+            instructions: |
+              Ask for the parcel.
+              if: session.redirect_parcel.is_international
+                Ask for the customs form.
+              Say goodbye.
+        :::
+        """
+    )
+    step = document.blocks[0].steps[0]
+    assert isinstance(step, InstructionsStep)
+    assert render_instructions(step, _reader(memory), SCHEMA, memory) == expected
+
+
+def test_block_and_skill_tokens_in_backticks_have_no_nested_code_span() -> None:
+    text = "Start `@block.verify` then `@skill.billing`; call `@tool.lookup`."
+    assert _sub(text, {}) == (
+        "Start the ordered block `verify` then the skill `billing`; call `lookup`."
     )
 
 

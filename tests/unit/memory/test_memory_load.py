@@ -81,7 +81,7 @@ def test_skill_memory_public_and_private() -> None:
         "    days: {type: int, initial_value: '3'}\n"
         "other_tooling_key: whatever\n"
     )
-    assert diagnostics == []
+    assert codes(diagnostics) == [("memory.unknown_key", 6, "warning")]
     city, days = fields
     assert (city.key, city.visibility, city.llm_settable, city.line) == (
         "weather.city",
@@ -105,10 +105,19 @@ def test_empty_files_declare_nothing(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["schema:\n", "schema:\n  public:\n  private:\n", "notes: hi\n"],
+    ["schema:\n", "schema:\n  public:\n  private:\n"],
 )
 def test_skill_memory_without_entries(text: str) -> None:
     assert skill(text) == ((), [])
+
+
+def test_unknown_top_level_keys_of_a_skill_memory_file_warn() -> None:
+    fields, diagnostics = skill("notes: hi\nslots:\n  zone: {type: text}\n")
+    assert fields == ()
+    assert codes(diagnostics) == [
+        ("memory.unknown_key", 1, "warning"),
+        ("memory.unknown_key", 2, "warning"),
+    ]
 
 
 def test_field_without_attributes_needs_a_type() -> None:
@@ -138,7 +147,7 @@ def test_unknown_attribute() -> None:
     _, diagnostics = skill(
         "schema:\n  public:\n    city:\n      type: text\n      llm_setable: true\n"
     )
-    assert codes(diagnostics) == [("memory.unknown_attribute", 5, "error")]
+    assert codes(diagnostics) == [("memory.unknown_attribute", 5, "warning")]
     assert "llm_setable" in diagnostics[0].message
 
 
@@ -182,7 +191,7 @@ def test_duplicate_enum_value_ignoring_case() -> None:
     fields, diagnostics = project(
         "size:\n  type: categorical\n  enum_values:\n    - Small\n    - small\n"
     )
-    assert codes(diagnostics) == [("memory.duplicate_enum_value", 5, "error")]
+    assert codes(diagnostics) == [("memory.duplicate_enum_value", 5, "warning")]
     assert fields[0].enum_values == ("Small",)
 
 
@@ -272,7 +281,7 @@ def test_project_not_a_mapping(text: str, line: int) -> None:
     ("text", "line"),
     [
         ("- schema\n", 1),
-        ("x: 1\nschema: [a]\n", 2),
+        ("schema: [a]\n", 1),
         ("schema:\n  public: [a]\n", 2),
         ("schema:\n  private:\n    a: text\n", 3),
     ],
@@ -330,7 +339,7 @@ def test_access_block_shape_is_checked() -> None:
     assert codes(diagnostics) == [
         ("memory.access_block", 1, "warning"),
         ("memory.bad_attribute_value", 2, "error"),
-        ("memory.unknown_attribute", 3, "error"),
+        ("memory.unknown_attribute", 3, "warning"),
     ]
     _, diagnostics = skill("access:\n")
     assert codes(diagnostics) == [("memory.access_block", 1, "warning")]
@@ -370,7 +379,7 @@ def test_several_findings_in_one_field_all_reported() -> None:
     assert sorted(codes(diagnostics)) == [
         ("memory.bad_initial_value", 5, "error"),
         ("memory.llm_settable_on_project", 3, "error"),
-        ("memory.unknown_attribute", 4, "error"),
+        ("memory.unknown_attribute", 4, "warning"),
     ]
 
 
@@ -380,3 +389,11 @@ def test_diagnostics_carry_file_and_key() -> None:
     assert finding.file == SKILL
     assert finding.key == "weather.a"
     assert finding.render().startswith("skills/weather/memory.yml:3: memory.unknown_type:")
+
+
+def test_enum_values_on_int_are_kept_and_checked() -> None:
+    fields, diagnostics = project("a:\n  type: int\n  enum_values: [1, 2]\n  initial_value: 2\n")
+    assert diagnostics == []
+    assert fields[0].enum_values == ("1", "2")
+    _, diagnostics = project("a:\n  type: int\n  enum_values: [1, 2]\n  initial_value: 3\n")
+    assert codes(diagnostics) == [("memory.bad_initial_value", 4, "error")]

@@ -112,4 +112,5 @@ def test_merge_project_files_into_one_registry() -> None:
     assert codes(diagnostics) == [("response.duplicate_name", 5)]
     (duplicate,) = diagnostics
     assert duplicate.file == "skills/a/responses.yml" and duplicate.key == "utter_bye"
+    assert duplicate.severity == "warning"
     assert "responses.yml:4" in duplicate.message

@@ -264,3 +264,24 @@ def test_file_shape() -> None:
     _, diagnostics = parse("responses: {}\nschema: {}\n")
     assert codes(diagnostics) == [("response.file.unknown_key", 2)]
     assert diagnostics[0].severity == "warning"
+
+
+def test_block_scalar_texts_lose_the_trailing_newline_yaml_adds() -> None:
+    responses, diagnostics = parse(
+        """\
+        responses:
+          utter_filed:
+            - text: |
+                Your claim is filed.
+                We will call you back.
+            - text: >
+                Folded text.
+              condition: session.project.x
+          utter_plain:
+            - |
+              Plain block.
+        """
+    )
+    assert diagnostics == []
+    texts = [v.text for r in responses for v in r.variants]
+    assert texts == ["Your claim is filed.\nWe will call you back.", "Folded text.", "Plain block."]

@@ -97,7 +97,7 @@ CASES = [
     (
         "unknown block key",
         "skill.block.unknown_key",
-        "error",
+        "warning",
         block("title: x «\nsteps:\n  - id: a\n    action: utter_a"),
     ),
     (
@@ -224,7 +224,7 @@ CASES = [
     (
         "next on a link",
         "skill.step.next_on_link",
-        "error",
+        "warning",
         block("steps:\n  - id: a\n    link: other\n    next: END «"),
     ),
     (
