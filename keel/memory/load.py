@@ -25,6 +25,8 @@ from keel.source.diagnostics import Diagnostic, diag
 from keel.source.yaml import line_of, own_line
 
 SKILL_SECTIONS: Final[tuple[Visibility, ...]] = ("public", "private")
+SKILL_FILE_KEYS: Final = frozenset({"schema", "memory", LEGACY_ACCESS_KEY})
+"""Top-level keys of a skill memory.yml (`memory:` and `access:` are legacy); others warn."""
 _WRAPPER_KEYS: Final = frozenset({"schema", "memory", "public", "private"})
 
 Parsed = tuple[tuple[MemoryField, ...], list[Diagnostic]]
@@ -163,6 +165,19 @@ def parse_skill_memory(skill_id: str, data: object, file: str) -> Parsed:
     if not isinstance(data, Mapping):
         return (), [_not_a_mapping(data, file, own_line(data, 1), "skill memory.yml")]
     diagnostics = _legacy_memory_key(data, file)
+    for key in data:
+        if key not in SKILL_FILE_KEYS:
+            message = f"unknown top-level key `{key}` is ignored (entries go under `schema:`)"
+            diagnostics.append(
+                diag(
+                    "memory.unknown_key",
+                    file,
+                    line_of(data, key),
+                    message,
+                    key=str(key),
+                    severity="warning",
+                )
+            )
     if LEGACY_ACCESS_KEY in data:
         check_access_block(data, LEGACY_ACCESS_KEY, file, diagnostics)
     schema = data.get("schema")

@@ -42,6 +42,17 @@ TOP_LEVEL_KEYS = frozenset(
     {"llm", "model_groups", "tiers", "escalation", "channels", "mcp_servers", *SERVICE_KEYS}
 )
 LLM_KEYS = frozenset({"model_group", "max_prompt_tokens"})
+NOT_USED: Mapping[str, str] = {
+    "tracing": "Keel sends no traces to Langfuse or elsewhere; every turn is in its event log "
+    "(`GET /v1/conversations/{id}/events`, `keel replay`)",
+    "tracker_store": "Keel keeps every conversation in its own event store "
+    "(`keel run --database-url`, `KEEL_DATABASE_URL`); the tracker store is not used",
+    "event_broker": "Keel publishes no events to a broker; read the event log through the API "
+    "and its live feed instead",
+    "knowledge_stores": "Keel answers from its own knowledge index (references/**/*.md); "
+    "knowledge stores are not queried",
+}
+"""Service blocks Mantle parses but does not consume: what Keel does instead."""
 
 
 def _empty() -> Mapping[str, Any]:
@@ -276,6 +287,8 @@ def _services(r: Reporter, data: dict[Any, Any], x: Expander) -> Mapping[str, Ma
         if not isinstance(value, dict):
             r.error("config.integrations.bad_value", line, f"`{key}` must be a mapping", key=key)
             continue
+        message = f"`{key}` is kept but not used: {NOT_USED[key]}"
+        r.warning("config.integrations.not_used", line, message, key=key)
         found[key] = x.mapping(value, line=line, key=key)
     return MappingProxyType(found)
 

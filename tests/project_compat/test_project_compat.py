@@ -30,6 +30,14 @@ EXPECTED: dict[str, list[tuple[str, int | None, str, str]]] = {
         ("agent.yml", 7, "config.agent.nested_key", "info"),
         ("agent.yml", 9, "config.agent.nested_key", "info"),
     ],
+    "unused_blocks": [
+        ("agent.yml", 6, "config.agent.unknown_key", "warning"),
+        ("integrations.yml", 8, "config.integrations.not_used", "warning"),
+        ("integrations.yml", 11, "config.integrations.not_used", "warning"),
+        ("integrations.yml", 13, "config.integrations.not_used", "warning"),
+        ("responses.yml", 4, "response.file.unknown_key", "warning"),
+        ("skills/fares/memory.yml", 6, "memory.unknown_key", "warning"),
+    ],
 }
 """Agent -> (file, line, code, severity) of every diagnostic `load_project` reports."""
 

@@ -72,7 +72,7 @@ def test_secrets_stay_out_of_reprs() -> None:
         "tracing:\n  type: langfuse\n  private_key: ${SMALL_KEY}\n"
     )
     config, diagnostics = parse(text)
-    assert diagnostics == []
+    assert codes(diagnostics) == [("config.integrations.not_used", 22)]
     assert config is not None
     shown = repr(config) + str(config) + repr(config.mcp_servers) + repr(config.model_groups)
     assert "sk-main-secret" not in shown and "sk-small-secret" not in shown
@@ -318,8 +318,12 @@ def test_channels_kept_and_checked() -> None:
 def test_services_and_unknown_top_level_keys() -> None:
     config, diagnostics = parse(GROUPS + "tracker_store: {type: sql}\nvoice: {}\n")
     assert config is not None
-    assert codes(diagnostics) == [("config.integrations.unknown_key", 15)]
-    assert diagnostics[0].severity == "warning"
+    assert sorted(codes(diagnostics), key=lambda c: c[1] or 0) == [
+        ("config.integrations.not_used", 14),
+        ("config.integrations.unknown_key", 15),
+    ]
+    assert all(d.severity == "warning" for d in diagnostics)
+    assert "event store" in only(diagnostics, "config.integrations.not_used").message
     assert config.services["tracker_store"]["type"] == "sql"
     _, diagnostics = parse(GROUPS + "tracing: langfuse\n")
     assert codes(diagnostics) == [("config.integrations.bad_value", 14)]
