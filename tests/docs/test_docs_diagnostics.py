@@ -18,13 +18,26 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "keel"
 DOC = ROOT / "docs" / "diagnostics.md"
 
-AREAS = ("config", "project", "skill", "memory", "response", "tool", "yaml", "condition", "mcp")
+AREAS = (
+    "config",
+    "project",
+    "skill",
+    "memory",
+    "response",
+    "tool",
+    "yaml",
+    "condition",
+    "mcp",
+    "endpoints",
+    "rephrase",
+)
 CODE = re.compile(rf"(?:{'|'.join(AREAS)})(?:\.[a-z_]+)+")
 CODE_PREFIX = re.compile(rf"(?:{'|'.join(AREAS)})(?:\.[a-z_]*)+")
 DOCUMENTED = re.compile(r"`([a-z_]+(?:\.[a-z_]+)+)`")
 FILE_NAMES = (".yml", ".yaml", ".md", ".py", ".json", ".jsonl", ".txt")
 SEVERITIES = frozenset(
-    {"error", "warning", "error or warning", "refusal", "exception", "failed run"}
+    {"error", "warning", "info", "error or warning", "info or warning", "refusal"}
+    | {"exception", "failed run", "fallback"}
 )
 
 # Folders whose dotted strings are not codes: sample events holding memory keys.
