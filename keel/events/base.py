@@ -308,3 +308,23 @@ class EventBase:
 
     def __post_init__(self) -> None:
         _freeze_fields(self)
+
+
+_Stamped = typing.TypeVar("_Stamped", bound=EventBase)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def stamped(event: _Stamped, timestamp: float) -> _Stamped:
+    """A copy of `event` at `timestamp`: what `dataclasses.replace(event, timestamp=...)`
+    returns, without freezing its fields again (they were frozen when `event` was built,
+    and the copy shares them: nothing in them can change)."""
+    cls = type(event)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    copy = object.__new__(cls)
+    for name in names:
+        # Frozen dataclasses allow attribute writes only through object.__setattr__.
+        object.__setattr__(copy, name, getattr(event, name))
+    object.__setattr__(copy, "timestamp", timestamp)
+    return copy

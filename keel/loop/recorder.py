@@ -9,9 +9,9 @@ its `slot_set` copy (`with_slot_copies`), whichever code path made the write.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
+from keel.events.base import stamped
 from keel.events.fold import ConversationState, fold
 from keel.events.model import Event, MemorySet, SlotSet
 from keel.ids import Clock
@@ -50,13 +50,14 @@ class Recorder:
             return
         now = self.clock.now().timestamp()
         complete = with_slot_copies(events)
-        stamped = [e if e.timestamp else dataclasses.replace(e, timestamp=now) for e in complete]
+        # `stamped` shares the already frozen fields: a replace() would freeze them again.
+        events_at = [e if e.timestamp else stamped(e, now) for e in complete]
         started = self.clock.now()
-        stored = await self.store.append(self.conversation_id, self.state.last_seq, stamped)
+        stored = await self.store.append(self.conversation_id, self.state.last_seq, events_at)
         self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
-        self.state = fold(stamped, self.state)
-        self.events.extend(stamped)
-        self.committed.extend(stamped)
+        self.state = fold(events_at, self.state)
+        self.events.extend(events_at)
+        self.committed.extend(events_at)
         if self.observer is not None:
             for item in stored:
                 await self.observer.event(item.seq, item.event)
