@@ -6,7 +6,8 @@ a module that depends only on the turn's state (`keel.loop.turn`) and the layers
 its ports (the model, the knowledge base, the offline router, the plan cascade) and calls
 `request` or `approval_turn`; everything the turn appends goes through `t.emit`.
 
-1. a turn the process left running is closed; a new or expired session first runs
+1. a turn the process left running is closed; `/session_end` and `/restart` are control
+   turns with no model call (§7.7, `control_turn`); a new or expired session first runs
    `default_session_start` as its own turn (§7.2);
 2. the message turn: an inbound `set:` tap is applied, or refused with a skip notice (§3.5);
    a `/skill_id` slash command activates an eligible skill without a model call;
@@ -29,7 +30,7 @@ from keel.loop import ending, lifecycle, offline, session, taps
 from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
-from keel.loop.control import SESSION_START
+from keel.loop.control import RESTART, SESSION_END, SESSION_START
 from keel.loop.failures import log_turn_failure
 from keel.loop.model_call import call_model
 from keel.loop.outcome import _Done
@@ -55,6 +56,8 @@ async def request(
 ) -> tuple[Event, ...]:
     """One user message (or `/session_start`); returns the events it appended, in order."""
     await session.close_interrupted_turn(recorder)  # a crashed turn ends before a new one
+    if text.strip() in (SESSION_END, RESTART):
+        return await control_turn(new_turn, recorder, history, text.strip(), metadata, load_ms)
     if session.session_due(definition, recorder.clock, history, recorder.state):
         await session_start(new_turn(history), metadata, explicit=text == SESSION_START)
     # The turn below starts its own event list; the session start's belongs to the result
@@ -66,6 +69,44 @@ async def request(
     await session.begin_message(t, text, metadata, load_ms)
     await guarded(t, message(t, text, metadata))
     return started + tuple(recorder.events)
+
+
+async def control_turn(
+    new_turn: NewTurn,
+    recorder: Recorder,
+    history: tuple[Event, ...],
+    command: str,
+    metadata: Mapping[str, JsonValue],
+    load_ms: float,
+) -> tuple[Event, ...]:
+    """`/session_end` or `/restart`: a turn with no model call (spec §7.7). A hang-up
+    closes the session (no new one starts for it, even when none is open); a restart
+    resets the conversation, then a new session starts at once, as its own turn."""
+    closed = tuple(recorder.events)  # an interrupted turn's closing, if any
+    over = recorder.state.status == "ended"  # the bot hung up: the session is already over
+    t = new_turn(history + closed)
+    await session.begin_message(t, command, metadata, load_ms)
+    if command == SESSION_END:
+        await guarded(t, _session_end(t, over=over))
+        return closed + tuple(recorder.events)
+    await guarded(t, _restart(t))
+    done = closed + tuple(recorder.events)
+    await session_start(new_turn(history + done), metadata, explicit=False)
+    return closed + tuple(recorder.events)
+
+
+async def _session_end(t: TurnContext, *, over: bool) -> Next:
+    if not over:
+        # The active skill completes and default_completed runs its steps; nobody hears.
+        await session.close_skills(t)
+        await passes(t, allow_model=False)
+    await session.end_session(t)
+    return Next.ENDED
+
+
+async def _restart(t: TurnContext) -> Next:
+    await session.restart(t)
+    return Next.WAIT
 
 
 async def session_start(

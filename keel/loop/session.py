@@ -1,5 +1,6 @@
 """Sessions and the start of each turn: when a session is due, the project memory a new
-session starts with, and the events that open a turn (spec §7.1, §7.2)."""
+session starts with, the events that open a turn (spec §7.1, §7.2), and how the control
+messages `/session_end` and `/restart` close a session (spec §7.7)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from keel.events.model import (
     BotTurnEnded,
     ConversationStateChanged,
     Event,
+    MemoryCleared,
     MemorySet,
     SessionStarted,
     SlotSet,
@@ -20,12 +22,15 @@ from keel.events.model import (
     UserMessage,
 )
 from keel.ids import Clock
-from keel.loop import stack
+from keel.loop import lifecycle, stack
 from keel.loop.recorder import Recorder
 from keel.loop.taps import button_title
 from keel.loop.turn import TurnContext
 from keel.memory.frozen import thaw
 from keel.project.definition import AgentDefinition
+
+RESTART_RESPONSE = "utter_restart"
+"""Said on `/restart` when the project defines it (none is bundled, as in Rasa)."""
 
 
 def session_due(
@@ -79,6 +84,46 @@ async def begin_message(
             button_title=button_title(metadata),
         ),
     )
+
+
+async def close_skills(t: TurnContext) -> None:
+    """`/session_end` (spec §7.7): the active skill completes (its pause withdrawn), the
+    skills parked below it are cancelled, and `default_completed` is pushed to run its
+    steps, as after any completed skill; nobody hears them (the caller hung up)."""
+    active = t.state.active_skill_id
+    if active is None:
+        return
+    finished = t.definition.skill(active)
+    await lifecycle.end_skill(t, active, completed=True)
+    for _ in range(len(t.state.stack)):  # bounded: each round takes one skill off
+        parked = t.state.active_skill_id
+        if parked is None:
+            break
+        await lifecycle.end_skill(t, parked, completed=False)
+    await lifecycle.drop_resume_offer(t)
+    engine_managed = finished is not None and finished.document.routing.engine_managed
+    if not engine_managed and t.definition.skill(lifecycle.DEFAULT_COMPLETED) is not None:
+        await lifecycle.activate(t, lifecycle.DEFAULT_COMPLETED, interrupt=False)
+
+
+async def end_session(t: TurnContext) -> None:
+    """The session is over: whatever is left on the stack is dropped; the turn then ends
+    with the conversation `ended`, so the next message starts a new session."""
+    await t.emit(*stack.withdraw_pause(t.state, (), "session_ended"))
+    if t.state.stack:
+        await t.emit(StackChanged(frames=()))
+
+
+async def restart(t: TurnContext) -> None:
+    """`/restart`, as Rasa's `action_restart`: the stack and a pending pause are dropped,
+    every memory value is cleared (project, skill and system memory), and `utter_restart`
+    is said when the project defines it. The driver then runs a new session start."""
+    await t.emit(*stack.withdraw_pause(t.state, (), "restarted"))
+    if t.state.stack:
+        await t.emit(StackChanged(frames=()))
+    keys = sorted(key for key, value in t.state.memory.items() if value is not None)
+    await t.emit(*(MemoryCleared(key=key) for key in keys))
+    await t.utter(RESTART_RESPONSE)
 
 
 async def begin_approval(t: TurnContext) -> None:

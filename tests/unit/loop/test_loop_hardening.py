@@ -119,16 +119,23 @@ async def test_an_explicit_session_start_is_not_a_user_message_to_the_model() ->
     assert _user_texts(script.requests[0]) == ["hello"]
 
 
-@pytest.mark.parametrize("command", ["/session_end", "/restart"])
-async def test_session_end_and_restart_are_not_user_messages_to_the_model(command: str) -> None:
-    script = ScriptedModel(["Hi there.", "Bye."])
+@pytest.mark.parametrize(
+    ("command", "read"),
+    [("/session_end", ["hello", "again"]), ("/restart", ["again"])],
+)
+async def test_session_end_and_restart_are_not_user_messages_to_the_model(
+    command: str, read: list[str]
+) -> None:
+    script = ScriptedModel(["Hi there.", "Back again."])
     harness = ConversationHarness(AGENT, script)
 
     await harness.send("hello")
-    await harness.send(command)
+    await harness.send(command)  # no model call (keel.loop.driver.control_turn)
+    await harness.send("again")
 
     script.assert_complete()
-    assert _user_texts(script.requests[1]) == ["hello"]
+    # After a restart the model reads nothing said before it.
+    assert _user_texts(script.requests[1]) == read
     assert command not in str(script.requests[1].messages)
 
 
