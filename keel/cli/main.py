@@ -61,13 +61,17 @@ def validate(
     """Check an agent project; exit 0 when it has no errors, 1 otherwise.
 
     MCP servers the skills import tools from are connected (local ones started) to check
-    that every imported tool exists and can be offered, unless `--offline`.
+    that every imported tool exists and can be offered, unless `--offline`. The project's
+    own dependencies (`requirements.txt`, `pyproject.toml`) are looked up among the
+    packages installed where Keel runs.
     """
+    from keel.cli.validate_deps import check_dependencies
     from keel.project.load import load_project
 
     definition, diagnostics = load_project(path)
     if definition is not None and not offline:
         diagnostics = _with_mcp_checks(definition, diagnostics)
+    diagnostics = _ordered([*diagnostics, *check_dependencies(Path(path).resolve())])
     if output is OutputFormat.json:
         typer.echo(json.dumps([d.as_json() for d in diagnostics], indent=2))
     else:
@@ -93,7 +97,12 @@ def _with_mcp_checks(
     from keel.mcp.runtime import check_mcp
 
     found = asyncio.run(check_mcp(definition))
-    merged = list(dict.fromkeys([*diagnostics, *found]))
+    return _ordered([*diagnostics, *found])
+
+
+def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """By file, line and code, duplicates dropped (the order `load_project` uses)."""
+    merged = list(dict.fromkeys(diagnostics))
     return sorted(merged, key=lambda d: (d.file, d.line or 0, d.code))
 
 
