@@ -7,7 +7,7 @@ unreadable becomes a diagnostic, not an exception.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from keel.source.diagnostics import Diagnostic, diag
@@ -124,9 +124,17 @@ def read_project(root: Path) -> tuple[ProjectFiles | None, list[Diagnostic]]:
         memory=_optional(root, "memory.yml", diagnostics),
         responses=_optional(root, "responses.yml", diagnostics),
         skills=skills,
-        endpoints=_optional(root, "endpoints.yml", diagnostics),
+        endpoints=_endpoints(root, diagnostics),
     )
     return files, diagnostics
+
+
+def _endpoints(root: Path, diagnostics: list[Diagnostic]) -> SourceFile | None:
+    """`endpoints.yml`: an unreadable one is a warning (the file is optional and legacy)."""
+    found: list[Diagnostic] = []
+    source = _optional(root, "endpoints.yml", found)
+    diagnostics.extend(replace(d, severity="warning") for d in found)
+    return source
 
 
 def read_dotenv(root: Path) -> dict[str, str]:

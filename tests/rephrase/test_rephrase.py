@@ -161,6 +161,17 @@ def test_a_broken_endpoints_file_is_a_warning_and_the_project_loads() -> None:
     assert not definition.endpoints.nlg.rephrase
 
 
+def test_an_unreadable_endpoints_file_is_a_warning(tmp_path: Path) -> None:
+    for name in ("agent.yml", "integrations.yml"):
+        (tmp_path / name).write_text((AGENTS / "every" / name).read_text())
+    (tmp_path / "endpoints.yml").write_bytes(b"nlg:\n  type: \xff\xfe\n")
+    definition, diagnostics = load_project(tmp_path)
+    assert definition is not None, [d.render() for d in diagnostics]
+    assert [(d.file, d.code, d.severity) for d in diagnostics] == [
+        ("endpoints.yml", "project.unreadable_file", "warning")
+    ]
+
+
 def _codes(text: str) -> list[tuple[int | None, str, str]]:
     _, diagnostics = read_endpoints(text)
     return sorted((d.line, d.code, d.severity) for d in diagnostics)
