@@ -37,6 +37,7 @@ from keel.stores.sql import SqlEventStore
 log = logging.getLogger("keel.server")
 
 if TYPE_CHECKING:
+    from keel.loop.turn import PlanCascade
     from keel.mcp.runtime import McpRuntime
     from keel.plans.store_port import PlanStore
 
@@ -77,14 +78,12 @@ async def _warm(engine: Engine) -> None:
         log.warning("could not prepare the offline router: %s", exc)
 
 
-def plan_store_beside(engine: object, store: EventStore) -> PlanStore:
-    """The plan store the engine's plan caches use; when it has none, a `SqlPlanStore` on
-    the event store's database, or a `MemoryPlanStore` for the memory event store."""
-    caches = getattr(engine, "plans", None)
-    found = getattr(caches, "store", None)
-    if found is not None:
-        plan_store: PlanStore = found
-        return plan_store
+def plan_store_beside(plans: PlanCascade | None, store: EventStore) -> PlanStore:
+    """The plan store of the engine's plan cascade (`Engine.plans`); with no cascade, a
+    `SqlPlanStore` on the event store's database, or a `MemoryPlanStore` beside any other
+    event store."""
+    if plans is not None:
+        return plans.store
     if isinstance(store, SqlEventStore):
         return SqlPlanStore(store.engine)
     return MemoryPlanStore()
@@ -139,7 +138,7 @@ class ServerRuntime:
             store=store,
             engine=engine,
             runs=RunRegistry(store),
-            plan_store=plan_store_beside(engine, store),
+            plan_store=plan_store_beside(engine.plans, store),
             mcp=mcp,
             warming=_start_warming(engine),
         )

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from types import SimpleNamespace
 
 import pytest
 from server_kit import ALICE, ROOT_KEY, Served, ServeFactory
 
+from keel.loop.cascade import Cascade
 from keel.plans.memory_store import MemoryPlanStore
 from keel.plans.sql_store import SqlPlanStore
 from keel.plans.store_port import AntiEntry, Observation, TemplateRow
@@ -81,11 +81,9 @@ async def test_the_runtime_plan_store_is_on_the_event_store_database(
 
 def test_the_plan_store_beside_a_memory_store_or_the_engines() -> None:
     events = InMemoryEventStore()
-    assert isinstance(plan_store_beside(object(), events), MemoryPlanStore)
+    assert isinstance(plan_store_beside(None, events), MemoryPlanStore)
     mine = MemoryPlanStore()
-    engine = SimpleNamespace(plans=SimpleNamespace(store=mine))
-    assert plan_store_beside(engine, events) is mine
-    assert isinstance(plan_store_beside(SimpleNamespace(plans=None), events), MemoryPlanStore)
+    assert plan_store_beside(Cascade(store=mine, agent="a"), events) is mine
 
 
 async def test_listing_counts_and_filters(serve: ServeFactory) -> None:
