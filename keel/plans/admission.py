@@ -12,31 +12,41 @@ A stored entry serves the current request only if, in this order:
    an explicit repeat bypass the caches);
 3. `anti_entry`: its shape is not excluded for the intent by an unexpired anti-entry;
 4. `status`: an L1 entry is `active` or `shadow` (not `demoted`, not `stale`);
-5. the slot binder takes every slot from the request (`binder_missing_slot`,
-   `binder_ambiguous`), no entity of the request is left unused (`binder_coverage`) and
-   no negation differs from the recorded request (`polarity`), for a template without
-   slots too;
-6. `licence`: every effectful step's verb is asked for by a clause of the current intent;
-7. `verb_coverage`: every verb asked for is done by some step;
-8. `validator`: the L2 validator passes on the plan with the bound values.
+5. the request corrects, retracts or replaces nothing it asked (`correction`: "no, wait,
+   don't", "not this one, order X", "just kidding", on an exact hit too); the slot binder
+   takes every slot from the request (`binder_missing_slot`, `binder_ambiguous`), no
+   entity of the request is left unused (`binder_coverage`), every id-like entity (an id
+   such as `#W1234567`, an e-mail, a phone or order number, lookalike characters made
+   plain first) is taken by exactly one slot and no slot takes two (`binder_ids`, on an
+   exact hit too), and no negation differs from the recorded request, judged per clause
+   and per slot (`polarity`), for a template without slots too;
+6. `literal_choice`: a value the template keeps as written that the tool's schema lets
+   the request choose (a `structural` enum argument such as a cancellation reason) serves
+   only a request whose words outside the slots are the recorded ones: a paraphrase may
+   choose another value ("I ordered it by mistake" is not "no longer needed");
+7. `licence`: every effectful step's verb is asked for by a clause of the current intent;
+8. `verb_coverage`: every verb asked for is done by some step;
+9. `validator`: the L2 validator passes on the plan with the bound values.
 
 An exact (L0) hit re-binds the recorded values against the request (same spans); only when
-one is not found there does it run the binder. Pure: the caller reads the store.
+one is not found there, or an id is left over, does it run the binder. Pure: the caller
+reads the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Final
 
+from keel.plans.bind_checks import correction_problem, id_problem, words_outside
 from keel.plans.catalog import Catalog
 from keel.plans.intent import Intent
+from keel.plans.lookalikes import plain
 from keel.plans.plan import Plan, Step
 from keel.plans.refs import SlotRef, find_refs, full_ref
 from keel.plans.signatures import LOGIC_SIG, pool_sig, tools_sig
-from keel.plans.slots import BindMiss, align, bind
+from keel.plans.slots import BindMiss, Bound, bind, rebind
 from keel.plans.store_port import TemplateRow
 from keel.plans.validator import validate
 from keel.tools.frozen import freeze_json
@@ -46,10 +56,13 @@ REASONS: Final[tuple[str, ...]] = (
     "context_bound",
     "anti_entry",
     "status",
+    "correction",
     "binder_missing_slot",
     "binder_ambiguous",
     "binder_coverage",
+    "binder_ids",
     "polarity",
+    "literal_choice",
     "licence",
     "verb_coverage",
     "validator",
@@ -127,6 +140,13 @@ def admit(
     )
     if isinstance(bound, Rejected):
         return bound
+    if isinstance(bound, Bound):
+        if policy.polarity and (chosen := literal_choices(plan, catalog)):
+            now = words_outside(plain(request), list(bound.spans.values()))
+            then = words_outside(plain(row.request_text), bound.source_spans)
+            if now != then:
+                return Rejected(reason="literal_choice", detail=", ".join(chosen))
+        bound = Admitted(slots=bound.values)
     return check_plan(plan, intent, catalog, bound.slots, policy=policy) or bound
 
 
@@ -177,14 +197,21 @@ def bind_slots(
     policy: AdmissionPolicy,
     gazetteers: Mapping[str, Sequence[str]] | None = None,
     logic: str = LOGIC_SIG,
-) -> Admitted | Rejected:
-    """The slot values for `request`: the recorded ones re-found in it for an exact hit,
-    else the binder's (with the coverage and polarity checks the policy keeps)."""
+) -> Admitted | Bound | Rejected:
+    """The slot values for `request`: the recorded ones re-found in it for an exact hit
+    (`Admitted`), else the binder's (`Bound`, with the coverage, id and polarity checks the
+    policy keeps)."""
     slots = candidate.plan.slots
     if exact:
-        again = _realign(candidate.bindings, request) if slots else MappingProxyType({})
-        if again is not None and set(again) >= {n for n, s in slots.items() if s.required}:
-            return Admitted(slots=again)
+        if policy.polarity and (problem := correction_problem(plain(request))):
+            return Rejected(reason="correction", detail=problem)
+        again = rebind(candidate.bindings, request) if slots else rebind({}, request)
+        if (
+            again is not None
+            and set(again.values) >= {n for n, s in slots.items() if s.required}
+            and not (policy.coverage and id_problem(plain(request), list(again.spans.values())))
+        ):
+            return Admitted(slots=again.values)
     # not exact: the binder runs even for a template without slots, for its coverage and
     # polarity checks ("show tomorrow's events" must not serve "... on 2026-03-05")
     result = bind(
@@ -197,17 +224,25 @@ def bind_slots(
     )
     if isinstance(result, BindMiss):
         return Rejected(reason=result.reason, detail=result.detail)
-    return Admitted(slots=MappingProxyType(dict(result.values)))
+    return result
 
 
-def _realign(bindings: Mapping[str, object], request: str) -> Mapping[str, object] | None:
-    found: dict[str, object] = {}
-    for name, value in bindings.items():
-        match = align(value, request)
-        if match is None:
-            return None
-        found[name] = match.value
-    return MappingProxyType(found)
+def literal_choices(plan: Plan, catalog: Catalog) -> list[str]:
+    """The arguments of `plan` written as one value of an enum the tool's schema offers
+    (`step 1 cancel_pending_order.reason`): values the request chose, kept as written."""
+    out: list[str] = []
+    for step in plan.tool_steps:
+        tool = catalog.get(step.tool)
+        properties = tool.parameters.get("properties") if tool is not None else None
+        if not isinstance(properties, Mapping):
+            continue
+        for name, value in step.plain_args().items():
+            spec = properties.get(name)
+            allowed = spec.get("enum") if isinstance(spec, Mapping) else None
+            if isinstance(value, str) and isinstance(allowed, list) and len(allowed) > 1:
+                if value in allowed and not find_refs(value):
+                    out.append(f"step {step.id} {step.tool}.{name}")
+    return out
 
 
 def step_verbs(step: Step, catalog: Catalog) -> frozenset[str]:

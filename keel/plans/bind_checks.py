@@ -11,10 +11,21 @@ not take "buy milk tomorrow" or "buy milk on 2026-03-05" (the date would reach t
 words of a title, a silent change of what is asked), while one recorded as "pay rent
 today" takes "pay rent tomorrow".
 
-Polarity: a negation ("not", "don't", "without", "except", ...) said in one request and
-not the other, or the marked word of an antonym pair (`unread`, `disable`, `exclude`,
-`after`, ...) said in one and not the other, or each saying a different word of a pair.
-Words inside slot spans are not read. Pure.
+Polarity, per clause and per slot (`keel.plans.clauses`): a verb negated in one request
+and not the other ("don't cancel"), tied to the verb, not to any "no" token, so a negation
+that belongs to a value ("I no longer need it", "not working", "nothing arrived") negates
+nothing; another negation cue ("not in /tmp", "except", "without") said in one request
+and not the other; a slot negated in one only ("except #W1"); or the marked word of an
+antonym pair (`unread`, `disable`, `exclude`, `after`, ...) said in one and not the
+other, or each saying a different word of a pair. Words inside slot spans are not read.
+
+Corrections: a request that corrects, retracts or replaces what it asked ("no, wait,
+don't", "not this one, order X", "just kidding") is never served (`correction_problem`).
+
+Ids: every id-like entity of the request (an id such as `#W1234567`, an e-mail, a phone
+number, an order number) is taken by exactly one slot, and no slot takes two
+(`id_problem`); the request is read with lookalike characters made plain first
+(`keel.plans.lookalikes`). Pure.
 """
 
 from __future__ import annotations
@@ -22,10 +33,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from keel.plans.clauses import correction, free_cues, idiom_words, negated_before, negated_verbs
 from keel.plans.entities import find_entities
-from keel.plans.lexicon import ANTONYMS, NEGATIONS, tokens
+from keel.plans.entity import Entity
+from keel.plans.lexicon import ANTONYMS, ID_NOUNS, tokens
 
 Span = tuple[int, int]
+ID_KINDS = frozenset({"id", "email", "phone"})
+"""Entity kinds that are ids whatever words stand around them."""
 
 
 def coverage_problem(
@@ -98,15 +113,31 @@ def _masked(text: str, offset: int, covering: Sequence[Span]) -> str:
 
 
 def polarity_problem(
-    request: str, spans: Sequence[Span], source_request: str, source_spans: Sequence[Span]
+    request: str,
+    spans: Sequence[Span],
+    source_request: str,
+    source_spans: Sequence[Span],
+    *,
+    slots: Sequence[tuple[str, Span, Span]] = (),
 ) -> str:
-    """The polarity cue said in one request and not the other ('' when none)."""
-    now, then = _cues(request, spans), _cues(source_request, source_spans)
-    negated_now, negated_then = bool(now & NEGATIONS), bool(then & NEGATIONS)
-    if negated_now != negated_then:
-        said = sorted((now if negated_now else then) & NEGATIONS)
-        where = "request" if negated_now else "recorded request"
+    """The polarity difference between the two requests ('' when none), judged per clause
+    and per slot (`slots`: each slot's name, span in `request` and recorded span)."""
+    verbs_now = Counter(negated_verbs(request, spans))
+    verbs_then = Counter(negated_verbs(source_request, source_spans))
+    if verbs_now != verbs_then:
+        odd = sorted(((verbs_now - verbs_then) + (verbs_then - verbs_now)).elements())
+        return f"{', '.join(odd)} negated in one request only"
+    cues_now = Counter(free_cues(request, spans))
+    cues_then = Counter(free_cues(source_request, source_spans))
+    if cues_now != cues_then:
+        said = sorted((cues_now - cues_then).elements())
+        where = "request" if said else "recorded request"
+        said = said or sorted((cues_then - cues_now).elements())
         return f"negation {', '.join(said)!s} only in the {where}"
+    for name, span, source in slots:
+        if negated_before(request, span) != negated_before(source_request, source):
+            return f"slot {name} is negated in one request only"
+    now, then = _cues(request, spans), _cues(source_request, source_spans)
     for plain, marked in ANTONYMS:
         if (marked in now) != (marked in then):
             return f"{marked!r} in one request only"
@@ -116,9 +147,54 @@ def polarity_problem(
     return ""
 
 
+def correction_problem(request: str, spans: Sequence[Span] = ()) -> str:
+    """What in `request` corrects, retracts or replaces what was asked ('' when nothing):
+    such a request is never served, whatever the recorded one said."""
+    return correction(request, spans)
+
+
+def id_problem(request: str, spans: Sequence[Span]) -> str:
+    """An id-like entity of `request` (an id, e-mail, phone number, order number) that no
+    slot span takes, or that two take, or a slot span that takes two ('' when none)."""
+    found = id_entities(request)
+    for entity in found:
+        core = _core(entity.text, entity.start)
+        taking = {s for s in spans if s[0] <= core[0] and core[1] <= s[1]}
+        if not taking:
+            return f"{entity.kind} {entity.text!r} is in no slot"
+        if len(taking) > 1:
+            return f"{entity.kind} {entity.text!r} is in two slots"
+    for span in set(spans):
+        inside = [e.text for e in found if span[0] <= e.start and e.end <= span[1]]
+        if len(inside) > 1:
+            return f"one slot takes {' and '.join(inside)}"
+    return ""
+
+
+def id_entities(text: str) -> list[Entity]:
+    """The id-like entities of `text`: ids, e-mails, phone numbers, and numbers said as
+    ids ("order 12", "ticket no. 5", a bare number of six digits or more)."""
+    out: list[Entity] = []
+    said = tokens(text)
+    for entity in find_entities(text):
+        if entity.kind in ID_KINDS:
+            out.append(entity)
+        elif entity.kind == "number" and isinstance(entity.value, int):
+            before = [t.norm for t in said if t.end <= entity.start]
+            previous = before[-1].rstrip(".") if before else ""
+            digits = sum(c.isdigit() for c in entity.text)
+            if previous in ID_NOUNS or digits >= 6:
+                out.append(entity)
+    return out
+
+
+def words_outside(text: str, spans: Sequence[Span]) -> list[str]:
+    """The normalised words of `text` outside `spans`, in order."""
+    return [t.norm for t in tokens(text) if not any(s < t.end and t.start < e for s, e in spans)]
+
+
 def _cues(text: str, spans: Sequence[Span]) -> set[str]:
-    return {
-        t.norm
-        for t in tokens(text)
-        if not any(start < t.end and t.start < end for start, end in spans)
-    }
+    """The words of `text` outside `spans`, without those of negation idioms."""
+    said = [t for t in tokens(text) if not any(s < t.end and t.start < e for s, e in spans)]
+    idioms = idiom_words([t.norm for t in said])
+    return {t.norm for i, t in enumerate(said) if i not in idioms}

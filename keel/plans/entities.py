@@ -5,12 +5,15 @@
 
 Kinds, most specific first when two overlap: `quoted` ("..." or '...'), `url`, `email`,
 `date` (ISO, Y/M/D, M/D/Y and D/M/Y, D.M.Y, "May 17, 2024", "17 May", "May 2024";
-a time of day makes it a date-time), `time` (10:30, 3pm), `path` (`/a/b`, `~/x`, `C:\\x`,
+a time of day makes it a date-time), `time` (10:30, 3pm), `phone` (`+39 055 123 4567`,
+`(555) 123-4567`, `555-123-4567`: a leading `+` or separated groups; value the digits, a
+leading `+` kept), `path` (`/a/b`, `~/x`, `C:\\x`,
 `a/b.txt`, `name.ext` with a known extension), `glob` (`*.pdf`, and file-type words:
 "PDFs", "pdf files" -> `*.pdf`; any extension-like word right before "files"/"documents",
 a known extension or an upper-case acronym: "TMP files" -> `*.tmp`; a lone `.tmp`;
 a dot-file such as `.zshrc` is a path), `time_window` (relative words: today, yesterday, last
-week, past 3 days, 2 days ago, monday: never absolute), `id` (`#40`, `W1234567`, `INV-2024`),
+week, past 3 days, 2 days ago, monday: never absolute), `id` (`#40`, `#W1234567`, `W1234567`,
+`INV-2024`),
 `number` (digits with `1,000` and `2.5` forms, "five"). Each entity has a canonical
 `value` (ISO dates, `HH:MM` times, lower-case e-mails, ints) so two spellings of one value
 compare equal; a number inside a time window is a `part` a number slot may bind.
@@ -56,8 +59,13 @@ _NOT_TYPES: Final = DETERMINERS | frozenset(
 )
 """Upper-case words before "files" that are no file type ("LIST ALL FILES")."""
 _ID: Final = re.compile(
-    r"(?<![\w#@/\\.-])(?:#\d+|(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])"
+    r"(?<![\w#@/\\.-])(?:#\d+|#?(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])"
     r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9])(?![\w@/\\#]|\.\w)"
+)
+"""`#40`, `#W1234567` (a `#` before a letter too), `W1234567`, `INV-2024`."""
+_PHONE: Final = re.compile(
+    r"(?<![\w+#@/\\.-])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}"
+    r"|\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}[ .-]\d{3}[ .-]\d{4})(?![\w@/\\#]|[.,:-]\d)"
 )
 _ORDINAL: Final = re.compile(r"\d+(?:st|nd|rd|th)", _I)
 _NUMBER: Final = re.compile(
@@ -78,6 +86,7 @@ def find_entities(text: str) -> tuple[Entity, ...]:
         *_emails(text),
         *dates(text),
         *times(text),
+        *_phones(text),
         *_paths(text),
         *_globs(text),
         *windows(text),
@@ -203,6 +212,16 @@ def _extension_like(word: str) -> bool:
     if folded in FILE_TYPES:
         return False  # `_TYPE_NOUN` reads it ("text files" are `*.txt`)
     return folded in EXTENSIONS or (word.isupper() and folded not in _NOT_TYPES)
+
+
+def _phones(text: str) -> list[Entity]:
+    out: list[Entity] = []
+    for m in _PHONE.finditer(text):
+        digits = "".join(c for c in m.group(0) if c.isdigit())
+        if len(digits) >= 7:
+            value = ("+" if m.group(0).startswith("+") else "") + digits
+            out.append(entity_of("phone", m, value))
+    return out
 
 
 def _ids(text: str) -> list[Entity]:

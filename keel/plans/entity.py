@@ -1,7 +1,7 @@
 """The entity value: a typed span of a request (what the typed extractors find).
 
 Kinds, in order of precedence where two spans of the same extent overlap: `quoted`, `url`,
-`email`, `date`, `time`, `path`, `glob`, `time_window`, `id`, `number`. Pure values.
+`email`, `date`, `time`, `phone`, `path`, `glob`, `time_window`, `id`, `number`. Pure values.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 EntityKind = Literal[
-    "quoted", "url", "email", "date", "time", "path", "glob", "time_window", "id", "number"
-]
+    "quoted", "url", "email", "date", "time", "phone", "path", "glob", "time_window", "id",
+    "number",
+]  # fmt: skip
 KINDS: Final[tuple[EntityKind, ...]] = (
-    "quoted", "url", "email", "date", "time", "path", "glob", "time_window", "id", "number"
+    "quoted", "url", "email", "date", "time", "phone", "path", "glob", "time_window", "id",
+    "number",
 )  # fmt: skip
 """In order of precedence where two spans of the same extent overlap."""
 

@@ -141,6 +141,59 @@ ANTONYMS: Final[tuple[tuple[str, str], ...]] = (
 the marked word said in one and not in the other ("show unread mail" / "show mail"), or
 each says a different word of one pair ("enable X" / "disable X")."""
 
+CORRECTIONS: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "no wait", "wait no", "no sorry", "sorry no", "sorry i meant", "sorry i mean",
+        "i meant", "i mean", "scratch that", "just kidding", "kidding", "jk", "never mind",
+        "nevermind", "forget it", "forget that", "on second thought", "on second thoughts",
+        "changed my mind", "change of plan", "change of plans", "not this one",
+        "not that one", "not this order", "not that order", "hold on", "instead", "rather",
+        "actually", "keep it", "leave it", "my bad", "my mistake", "oops", "correction",
+        "make that",
+        # Italian
+        "anzi", "no aspetta", "aspetta", "no scusa", "scusa no", "scusa intendevo",
+        "intendevo", "volevo dire", "lascia perdere", "lascia stare", "non importa",
+        "ci ho ripensato", "ripensandoci", "invece", "scherzavo", "stavo scherzando",
+        "come non detto", "non questo", "non quello", "non quest", "tienilo", "lascialo",
+        "cioè",
+    )
+)  # fmt: skip
+"""Words that correct, retract or replace what the request (or the turn before) said:
+"..., no wait, don't", "not this one, order X", "just kidding, keep it", "anzi, ...". A
+request that says one is never served from the cache (`keel.plans.clauses`)."""
+
+LONE_CORRECTIONS: Final = frozenset({"wait", "no", "nope", "nah", "stop", "aspetta", "fermo"})
+"""A clause of only one of these words retracts the clause before it ("cancel it, no.")."""
+
+NEGATION_IDIOMS: Final[tuple[tuple[str, ...], ...]] = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "no longer", "not anymore", "no need", "not needed", "not need", "dont need",
+        "do not need", "doesnt need", "not working", "not work", "doesnt work", "dont work",
+        "isnt working", "not arrived", "never arrived", "nothing arrived", "hasnt arrived",
+        "havent received", "not received", "never received", "nothing came", "never came",
+        "not delivered", "never delivered", "not happy", "not satisfied", "not as described",
+        "not fit", "doesnt fit", "dont like", "not want", "dont want", "no good",
+        "not right", "not correct", "not the right", "no one", "not sure", "no problem",
+        "not yet",
+        # Italian
+        "non più", "non serve", "non mi serve", "non servono", "non funziona",
+        "non è arrivato", "non arrivato", "mai arrivato", "niente è arrivato",
+        "non ne ho bisogno", "non lo voglio", "non mi piace", "non va bene",
+    )
+)  # fmt: skip
+"""Negations that belong to a value, not to the request: "I no longer need it", "it is not
+working", "nothing arrived" say why, and negate no verb of the request (one of the retail
+store's two cancellation reasons is "no longer needed")."""
+
+ID_NOUNS: Final = frozenset(
+    {"order", "orders", "ticket", "tickets", "invoice", "invoices", "account", "item"}
+    | {"number", "no", "nr", "id", "ref", "reference", "booking", "reservation", "case"}
+    | {"ordine", "ordini", "fattura", "numero", "pratica", "prenotazione", "codice"}
+)
+"""Nouns after which a bare number is an id ("order 12", "ticket no. 5")."""
+
 SEPARATORS: Final = frozenset({"and", "then", "but", "also", "or", "plus", "&", "after", "next"})
 """Words that separate clauses of a compound request."""
 

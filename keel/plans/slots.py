@@ -31,15 +31,29 @@ from typing import Literal
 
 from keel.extract.extractors import Ambiguous, Found, enum, gazetteer
 from keel.plans.anchors import anchored_text, context_score, locate, span_tokens
-from keel.plans.bind_checks import coverage_problem, polarity_problem
+from keel.plans.bind_checks import (
+    correction_problem,
+    coverage_problem,
+    id_problem,
+    polarity_problem,
+)
 from keel.plans.entities import classify, find_entities
 from keel.plans.entity import Entity
 from keel.plans.lexicon import Token, tokens
+from keel.plans.lookalikes import plain
 from keel.plans.plan import Slot
 
-BindReason = Literal["binder_missing_slot", "binder_ambiguous", "binder_coverage", "polarity"]
+BindReason = Literal[
+    "binder_missing_slot",
+    "binder_ambiguous",
+    "correction",
+    "binder_coverage",
+    "binder_ids",
+    "polarity",
+]
 TYPED_KINDS = frozenset(
-    {"number", "id", "email", "url", "path", "glob", "date", "time", "time_window", "quoted"}
+    {"number", "id", "email", "phone", "url", "path", "glob", "date", "time", "time_window"}
+    | {"quoted"}
 )
 
 
@@ -63,6 +77,9 @@ class Bound:
 
     values: Mapping[str, object]
     spans: Mapping[str, tuple[int, int]]
+    """Each slot's span in the request as the binder read it (`lookalikes.plain`)."""
+    source_spans: tuple[tuple[int, int], ...] = ()
+    """The recorded slots' spans in the recorded request (read the same way)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,6 +137,11 @@ def _align_typed(value: str, typed: Entity, request: str) -> SlotMatch | None:
     for entity in candidates(request):
         if typed.kind == "number" and entity.kind == "id" and _bare(entity.text) == value.strip():
             return _match("id:bare", value, entity)
+        if typed.kind == "id" == entity.kind and value != entity.text:
+            if not value.startswith("#") and entity.text == "#" + value:
+                return _match("id:bare", value, entity)  # said `#W1`, the tool got `W1`
+            if value == "#" + entity.text:
+                return _match("id:hash", value, entity)  # said `W1`, the tool got `#W1`
         if entity.kind != typed.kind or not _same(typed, entity):
             continue
         if value == entity.value or (typed.kind == "id" and value == entity.text):
@@ -188,9 +210,13 @@ def bind(
     polarity: bool = True,
     gazetteers: Mapping[str, Sequence[str]] | None = None,
 ) -> Bound | BindMiss:
-    """Every slot's value from `request`, or why the template does not fit it."""
+    """Every slot's value from `request`, or why the template does not fit it. Both
+    requests are read with lookalike characters made plain (`keel.plans.lookalikes`)."""
+    request, source_request = plain(request), plain(source_request)
+    if polarity and (problem := correction_problem(request)):
+        return BindMiss(reason="correction", detail=problem)
     said, recorded = tokens(request), tokens(source_request)
-    sources = {n: locate(s.source, recorded) for n, s in slots.items()}
+    sources = {n: locate(plain(s.source or ""), recorded) for n, s in slots.items()}
     values: dict[str, object] = {}
     spans: dict[str, tuple[int, int]] = {}
     for name, slot in slots.items():
@@ -217,10 +243,37 @@ def bind(
         )
         if problem:
             return BindMiss(reason="binder_coverage", detail=problem)
-    if polarity and (
-        problem := polarity_problem(request, taken_spans, source_request, recorded_spans)
-    ):
-        return BindMiss(reason="polarity", detail=problem)
+        if problem := id_problem(request, taken_spans):
+            return BindMiss(reason="binder_ids", detail=problem)
+    if polarity:
+        paired = [
+            (n, spans[n], span_tokens(r, recorded))
+            for n, r in sources.items()
+            if n in spans and r is not None
+        ]
+        problem = polarity_problem(
+            request, taken_spans, source_request, recorded_spans, slots=paired
+        )
+        if problem:
+            return BindMiss(reason="polarity", detail=problem)
+    return Bound(
+        values=MappingProxyType(values),
+        spans=MappingProxyType(spans),
+        source_spans=tuple(recorded_spans),
+    )
+
+
+def rebind(bindings: Mapping[str, object], request: str) -> Bound | None:
+    """The recorded values re-found in `request` (an exact hit: same words), with their
+    spans in the request read plain; None when one is not there."""
+    request = plain(request)
+    values: dict[str, object] = {}
+    spans: dict[str, tuple[int, int]] = {}
+    for name, value in bindings.items():
+        match = align(value, request)
+        if match is None:
+            return None
+        values[name], spans[name] = match.value, (match.start, match.end)
     return Bound(values=MappingProxyType(values), spans=MappingProxyType(spans))
 
 
@@ -286,6 +339,8 @@ def _shaped(kind: str, form: str, entity: Entity) -> object:
         bare = _bare(entity.text)
         if form == "int":
             return int(bare) if bare.isdigit() else bare
+        if form == "hash":
+            return "#" + bare
         return bare if form == "bare" else entity.text
     if kind == "date" and form == "alt" and entity.alts:
         return entity.alts[0]
