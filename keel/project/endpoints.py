@@ -48,7 +48,7 @@ _NLG_UNUSED: Mapping[str, str] = {
 _BLOCKS: Mapping[str, tuple[Severity, str]] = {
     "tracker_store": (
         "info",
-        "Keel keeps every conversation in its own event store (`keel run --store`); "
+        "Keel keeps every conversation in its own event store (`keel run --database-url`); "
         "the tracker store is not used",
     ),
     "lock_store": (
