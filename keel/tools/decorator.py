@@ -51,6 +51,7 @@ class _Pending:
     description: str
     name: str | None
     contract: Mapping[str, object] = field(default_factory=dict)
+    blocking: bool | None = None
 
 
 @overload
@@ -65,6 +66,7 @@ def tool(
     runtime_resolved: Iterable[str] | None = None,
     outbound_args: Iterable[str] | None = None,
     verbs: Sequence[str] | None = None,
+    blocking: bool | None = None,
 ) -> Callable[[_F], _F]: ...
 
 
@@ -73,12 +75,18 @@ def tool(func: Callable[..., Any], /) -> NoReturn: ...
 
 
 def tool(
-    *args: object, description: object = None, name: object = None, **contract: object
+    *args: object,
+    description: object = None,
+    name: object = None,
+    blocking: object = None,
+    **contract: object,
 ) -> Callable[[_F], _F]:
     """Mark an `async def` as a tool offered to the LLM.
 
     `description` (mandatory, non-empty) tells the model what the tool does; `name`
-    overrides the function name. The other keywords declare the tool's plan contract
+    overrides the function name; `blocking=True` runs it in a worker thread (it does
+    blocking IO), `blocking=False` keeps it on the event loop whatever the source scan
+    finds (`keel.tools.blocking`). The other keywords declare the tool's plan contract
     (`keel.tools.contract`). Bare `@tool` raises `ToolDefinitionError`.
     """
     if args:
@@ -91,12 +99,18 @@ def tool(
     text = _check_description(description)
     tool_name = _check_name(name)
     declared = _check_contract(contract)
+    if blocking is not None and not isinstance(blocking, bool):
+        raise ToolDefinitionError("@tool blocking must be true, false or left out")
 
     def decorate(func: _F) -> _F:
         try:
-            attached: ToolDefinition | _Pending = define_tool(func, text, tool_name, declared)
+            attached: ToolDefinition | _Pending = define_tool(
+                func, text, tool_name, declared, blocking=blocking
+            )
         except UnresolvedAnnotation:
-            attached = _Pending(func=func, description=text, name=tool_name, contract=declared)
+            attached = _Pending(
+                func=func, description=text, name=tool_name, contract=declared, blocking=blocking
+            )
         setattr(func, TOOL_ATTRIBUTE, attached)
         return func
 
@@ -109,7 +123,11 @@ def tool_definition(func: object) -> ToolDefinition | None:
     attached = getattr(func, TOOL_ATTRIBUTE, None)
     if isinstance(attached, _Pending):
         attached = define_tool(
-            attached.func, attached.description, attached.name, attached.contract
+            attached.func,
+            attached.description,
+            attached.name,
+            attached.contract,
+            blocking=attached.blocking,
         )
         setattr(func, TOOL_ATTRIBUTE, attached)
     return attached if isinstance(attached, ToolDefinition) else None
@@ -120,6 +138,8 @@ def define_tool(
     description: str,
     name: str | None = None,
     contract: Mapping[str, object] | None = None,
+    *,
+    blocking: bool | None = None,
 ) -> ToolDefinition:
     """Build the definition of `func` (raises `ToolDefinitionError`); `contract` is a
     declaration already checked by `contract_declaration`."""
@@ -148,6 +168,7 @@ def define_tool(
         module_file=code.co_filename if code is not None else "",
         line=line or 0,
         contract=tool_contract,
+        blocking=blocking,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from keel.errors import ToolError
+from keel.tools.blocking import BlockingCall
 from keel.tools.contract import ToolContract
 from keel.tools.frozen import thaw_json
 
@@ -81,6 +82,21 @@ class ToolDefinition:
     contract: ToolContract = field(default_factory=ToolContract)
     """What the tool declares for plans (`@tool(effect=..., bindings=...)`, plan-cache spec
     §3.5); the fail-closed default when it declares nothing."""
+    blocking: bool | None = None
+    """`@tool(blocking=...)`: True runs it in a worker thread, False on the event loop;
+    None (the default) decides from `blocking_calls`."""
+    blocking_calls: tuple[BlockingCall, ...] = ()
+    """Blocking IO the source shows in the `async def` (filled by `load_tool_module`,
+    `keel.tools.blocking`)."""
+
+    @property
+    def runs_in_thread(self) -> bool:
+        """Run in a worker thread with its own event loop (`keel.tools.threads`), so its
+        timeout holds and the server's loop stays free: a Python tool declared blocking, or
+        not declared either way and seen doing blocking IO. MCP tools never are."""
+        if self.mcp_server is not None:
+            return False
+        return self.blocking if self.blocking is not None else bool(self.blocking_calls)
 
     def json_schema(self) -> dict[str, Any]:
         """A fresh, plain (mutable) copy of `parameters`, ready for a validator or a model API."""
@@ -106,3 +122,10 @@ class HookDefinition:
     line: int
     """1-based line of the `def`."""
     memory_writes: tuple[MemoryWrite, ...] = ()
+    blocking_calls: tuple[BlockingCall, ...] = ()
+    """Blocking IO the source shows in an `async def` hook."""
+
+    @property
+    def runs_in_thread(self) -> bool:
+        """A sync hook, or an async one seen doing blocking IO, runs in a worker thread."""
+        return not self.is_async or bool(self.blocking_calls)

@@ -27,6 +27,7 @@ from keel.tools.failure import payload_failure
 from keel.tools.guarded import Finished, Raised, describe_exception, guarded, seconds
 from keel.tools.invoke import invoke_hook, invoke_tool
 from keel.tools.result import InvalidMemoryValue, ToolResult, to_result_text
+from keel.tools.threads import tool_threads
 
 ToolOutcome = Literal["success", "error", "timeout"]
 
@@ -84,7 +85,10 @@ async def run_tool(
     async def call() -> object:
         return await invoke_tool(definition, coerce_arguments(definition, arguments), context)
 
-    outcome = await guarded(call, timeout)
+    if definition.runs_in_thread:  # blocking code: a worker thread keeps the deadline
+        outcome = await tool_threads().call(call, timeout, name=definition.name)
+    else:
+        outcome = await guarded(call, timeout)
     if isinstance(outcome, Finished):
         return _finished(definition.name, outcome.value)
     if isinstance(outcome, Raised):
@@ -147,10 +151,15 @@ async def run_hook(hook: HookDefinition, *, context: ToolContext | None, timeout
     It rejects the write by returning a `ToolResult` with `error` set, or a response mapping
     (the `ToolResult.llm_response`, or a bare returned mapping) with a non-null `error` or
     `ok: false`, or by raising (`InvalidMemoryValue` or anything else). Timing out rejects
-    too: an unchecked value is not kept. A sync hook runs on the event loop and cannot be
-    interrupted by the deadline while it blocks.
+    too: an unchecked value is not kept. A sync hook, or an async one seen doing blocking
+    IO, runs in a worker thread (`keel.tools.threads`), so the deadline holds for it too.
     """
-    outcome = await guarded(lambda: invoke_hook(hook, context), timeout)
+    if hook.runs_in_thread:
+        outcome = await tool_threads().call(
+            lambda: invoke_hook(hook, context), timeout, name=hook.name
+        )
+    else:
+        outcome = await guarded(lambda: invoke_hook(hook, context), timeout)
     if isinstance(outcome, Finished):
         return _hook_verdict(hook.name, outcome.value)
     if isinstance(outcome, Raised):

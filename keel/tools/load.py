@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from keel.source.diagnostics import Diagnostic, diag
+from keel.tools.blocking import scan_blocking_calls
 from keel.tools.compat import install_compat_shim
 from keel.tools.decorator import def_line, tool, tool_definition
 from keel.tools.definition import (
@@ -73,16 +74,62 @@ def load_tool_file(path: Path, *, project_root: Path, module_name: str) -> ToolM
     if module is None:
         return _empty(file, module_name, [failure] if failure else [], writes.writes)
     found = collect_definitions(module, module_name=module_name, file=file)
-    tools = tuple(replace(t, memory_writes=writes.by_def_line.get(t.line, ())) for t in found.tools)
-    hooks = tuple(replace(h, memory_writes=writes.by_def_line.get(h.line, ())) for h in found.hooks)
+    blocking = scan_blocking_calls(tree)
+    tools = tuple(
+        replace(
+            t,
+            memory_writes=writes.by_def_line.get(t.line, ()),
+            blocking_calls=blocking.get(t.line, ()),
+        )
+        for t in found.tools
+    )
+    hooks = tuple(
+        replace(
+            h,
+            memory_writes=writes.by_def_line.get(h.line, ()),
+            blocking_calls=blocking.get(h.line, ()),
+        )
+        for h in found.hooks
+    )
     return ToolModule(
         file=file,
         module_name=module_name,
         tools=tools,
         hooks=hooks,
         memory_writes=writes.writes,
-        diagnostics=tuple(found.diagnostics),
+        diagnostics=(*found.diagnostics, *_blocking_warnings(file, tools, hooks)),
     )
+
+
+def _blocking_warnings(
+    file: str, tools: tuple[ToolDefinition, ...], hooks: tuple[HookDefinition, ...]
+) -> list[Diagnostic]:
+    """`tool.blocking_io_in_async`: one warning per `async def` seen doing blocking IO
+    that does not say `@tool(blocking=...)`, at the line of its first such call."""
+    found: list[Diagnostic] = []
+    named = [(t.name, t.blocking_calls) for t in tools if t.blocking is None]
+    named += [(h.name, h.blocking_calls) for h in hooks if h.is_async]
+    for name, calls in named:
+        if not calls:
+            continue
+        listed = ", ".join(sorted({f"{c.call}()" for c in calls}))
+        message = (
+            f"async def {name} does blocking IO ({listed}) that would hold the event loop; "
+            "Keel runs it in a worker thread so tool_timeout holds and other conversations "
+            "go on. Use an async library or `await asyncio.to_thread(...)`, or say "
+            "@tool(blocking=True) to keep the thread and silence this"
+        )
+        found.append(
+            diag(
+                "tool.blocking_io_in_async",
+                file,
+                calls[0].line,
+                message,
+                key=name,
+                severity="warning",
+            )
+        )
+    return found
 
 
 def relative_file(path: Path, project_root: Path) -> str:

@@ -19,7 +19,7 @@ from keel.testing.harness import make_harness
 HERE = Path(__file__).resolve().parent
 TEST_FILES = sorted(HERE.glob("*.yml"))
 AGENTS = sorted(p.parent for p in (HERE / "agents").glob("*/agent.yml"))
-WARNS = {"blocking"}
+WARNS = {"blocking", "blocking_timeout"}  # they warn tool.blocking_io_in_async
 
 
 @pytest.mark.parametrize("path", TEST_FILES, ids=[p.stem for p in TEST_FILES])
