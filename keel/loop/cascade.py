@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, replace
 
 from keel.events.model import BotMessage, Event, PlanCacheDecided, ToolExecuted
 from keel.loop import stack
+from keel.loop.cascade_context import readable_memory, record_context, run_outputs
 from keel.loop.cascade_planner import FORMAT, ask_text, plan_with_model
 from keel.loop.cascade_run import (
     PendingRecord,
@@ -43,6 +44,7 @@ from keel.loop.cascade_run import (
     finish_plan,
     partial,
     run_plan,
+    step_result,
     turn_catalog,
 )
 from keel.loop.errors import PlanFeedbackRefused
@@ -50,7 +52,6 @@ from keel.loop.recorder import Recorder
 from keel.loop.turn import Next, TurnContext
 from keel.plans.cache import CacheConfig, Hit, PlanCache
 from keel.plans.catalog import Catalog
-from keel.plans.executor import StepResult
 from keel.plans.from_turn import last_served, loop_plan, turn_skill
 from keel.plans.intent import Intent
 from keel.plans.memory_store import MemoryPlanStore
@@ -210,7 +211,11 @@ class CascadeTurn(PlanTurn):
         catalog = turn_catalog(t, self.cascade, skill)
         with t.timed("plans.lookup"):
             found = await cache.lookup(
-                t.user_text, catalog=catalog, now=epoch(t), lang=self.cascade.lang(t.definition)
+                t.user_text,
+                catalog=catalog,
+                now=epoch(t),
+                lang=self.cascade.lang(t.definition),
+                memory=readable_memory(t, skill),  # `${MEMORY:key}` is this customer's
             )
         await emit_decisions(t, found.decisions, found.intent)
         await self.cascade.implicit_signal(t, found.intent)
@@ -237,7 +242,7 @@ class CascadeTurn(PlanTurn):
             return None
         slots = resume.get("slots")
         entry_id = resume.get("entry_id")
-        approved = StepResult(ok=True, output=run.llm_response, text=run.result_text)
+        approved = step_result(run)  # its output decoded, as for any step
         catalog = turn_catalog(t, self.cascade, skill)
         intent = Intent.from_json(resume.get("intent"))
         execution = await run_plan(
@@ -263,6 +268,7 @@ class CascadeTurn(PlanTurn):
                 now=epoch(t),
                 turn_id=t.turn_id,
                 origin="planner",
+                context=record_context(t, skill, {i: r.text for i, r in execution.results.items()}),
             )
             await emit_record(t, decision, intent)
         if execution.status in ("ok", "paused"):
@@ -295,6 +301,7 @@ class CascadeTurn(PlanTurn):
             now=epoch(t),
             turn_id=t.turn_id,
             origin="loop",
+            context=record_context(t, skill, run_outputs(runs)),
         )
         await emit_record(t, decision, pending.intent)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from keel.llm.port import Message, ModelRequest
+from keel.loop.cascade_context import record_context
 from keel.loop.cascade_run import (
     PlanTurn,
     emit_decisions,
@@ -86,6 +87,7 @@ async def plan_with_model(
             now=epoch(t),
             turn_id=t.turn_id,
             origin="planner",
+            context=record_context(t, skill, {i: r.text for i, r in execution.results.items()}),
         )
         await emit_record(t, decision, miss.intent)
     if execution.status in ("ok", "paused"):

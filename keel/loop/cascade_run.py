@@ -26,6 +26,7 @@ from typing import Protocol
 from keel.events.model import BotMessage, PlanCacheDecided, PlanExecuted, ToolCallRefused
 from keel.llm.port import ToolCall
 from keel.loop import blocks_run, lifecycle
+from keel.loop.cascade_context import memory_runtime
 from keel.loop.offer import builder_offers
 from keel.loop.tools_run import (
     CallSite,
@@ -101,6 +102,7 @@ def runtime_values(t: TurnContext) -> dict[str, object]:
         "turn_id": t.turn_id,
         "now": now.isoformat(),
         "today": now.date().isoformat(),
+        **memory_runtime(t),  # `${MEMORY:key}`: this conversation's memory, never the recorder's
     }
 
 

@@ -15,6 +15,14 @@ L1 (the champions recorded for the intent signature, best lower bound first, eac
 `Miss` carrying the intent and the shapes the planner must avoid. Every step of the way is a
 `Decision(layer, hit, reason, entry_id)`, one telemetry event each.
 
+Identity (seed 003: "resolved again in the current user's context"): nothing in a key names
+the customer, so an entry may serve anyone, and it carries nothing of the customer it was
+recorded for. Values it took from that customer's memory are `${MEMORY:key}` refs, read
+again from `memory` (the entries the skill may read in the asking conversation) on every
+hit; an entry whose refs are not all set there is refused (`memory_unset`). Any other value
+from the conversation made the plan uncacheable when it was recorded (`record(context=)`,
+`keel.plans.provenance`).
+
 Record compiles the executed plan (`keel.plans.compiler`) into a template, writes the L0
 entry for the exact request (every cacheable success; `exact_only` templates go nowhere
 else) and an L1 observation; promotion to L1 happens on feedback (`keel.plans.feedback`).
@@ -52,6 +60,8 @@ from keel.plans.learning import Learner
 from keel.plans.maintenance import MaintenanceReport, run_maintenance
 from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan
+from keel.plans.provenance import NO_CONTEXT, RecordContext
+from keel.plans.refs import MemoryRef, refs_in
 from keel.plans.signatures import logic_signature
 from keel.plans.store_port import PlanStore, TemplateRow
 
@@ -108,15 +118,19 @@ class PlanCache:
         now: float,
         lang: str = "en",
         context_bound: bool = False,
+        memory: Mapping[str, object] | None = None,
     ) -> Hit | Miss:
-        """The entry that may serve `request`, or a miss with the intent to plan for."""
+        """The entry that may serve `request`, or a miss with the intent to plan for.
+        `memory` (qualified key -> value the skill may read) resolves `${MEMORY:key}`;
+        None: no memory, so an entry with such refs is refused."""
+        memory = memory if memory is not None else {}
         if not self.config.enabled or context_bound:
             reason = "disabled" if not self.config.enabled else "context_bound"
             intent = self.extract(request, catalog, lang=lang)
             return Miss(intent=intent, decisions=(Decision(layer="l0", hit=False, reason=reason),))
         decisions: list[Decision] = []
         early = self.extract(request, catalog, lang=lang) if self.config.extract_before_l0 else None
-        hit = await self._l0(request, catalog, now, lang, early, decisions)
+        hit = await self._l0(request, catalog, now, lang, early, decisions, memory)
         if hit is not None:
             return hit
         intent = early if early is not None else self.extract(request, catalog, lang=lang)
@@ -126,7 +140,9 @@ class PlanCache:
             reason = "disabled" if not self.config.l1 else "intent_incomplete"
             decisions.append(Decision(layer="l1", hit=False, reason=reason))
         else:
-            hit = await self._l1(request, catalog, now, intent, frozenset(exclusions), decisions)
+            hit = await self._l1(
+                request, catalog, now, intent, frozenset(exclusions), decisions, memory
+            )
             if hit is not None:
                 return hit
         return Miss(intent=intent, decisions=tuple(decisions), exclusions=exclusions)
@@ -139,6 +155,7 @@ class PlanCache:
         lang: str,
         intent: Intent | None,
         decisions: list[Decision],
+        memory: Mapping[str, object],
     ) -> Hit | None:
         if not self.config.l0:
             decisions.append(Decision(layer="l0", hit=False, reason="disabled"))
@@ -150,7 +167,9 @@ class PlanCache:
             decisions.append(Decision(layer="l0", hit=False, reason="no_entry"))
             return None
         blocked = await self._blocked(row.intent_sig, now)
-        candidate, verdict = self._verdict(row, request, catalog, intent, blocked, exact=True)
+        candidate, verdict = self._verdict(
+            row, request, catalog, intent, blocked, memory, exact=True
+        )
         if isinstance(verdict, Rejected):
             decisions.append(
                 Decision(layer="l0", hit=False, reason=verdict.reason, entry_id=row.id)
@@ -177,6 +196,7 @@ class PlanCache:
         intent: Intent,
         blocked: frozenset[str],
         decisions: list[Decision],
+        memory: Mapping[str, object],
     ) -> Hit | None:
         rows = await self.store.by_intent(self.scope, intent.signature)
         order = ranked(rows, self.config.feedback.confidence_z)
@@ -187,7 +207,9 @@ class PlanCache:
         if not self.config.admission.anti_entries:
             blocked = frozenset()
         for row in order[: self.config.max_l1_candidates]:
-            candidate, verdict = self._verdict(row, request, catalog, intent, blocked, exact=False)
+            candidate, verdict = self._verdict(
+                row, request, catalog, intent, blocked, memory, exact=False
+            )
             if isinstance(verdict, Rejected):
                 decisions.append(
                     Decision(layer="l1", hit=False, reason=verdict.reason, entry_id=row.id)
@@ -208,10 +230,12 @@ class PlanCache:
         catalog: Catalog,
         intent: Intent | None,
         blocked: frozenset[str],
+        memory: Mapping[str, object],
         *,
         exact: bool,
     ) -> tuple[Candidate | None, Admitted | Rejected]:
-        """Read the entry back and run the admission checks (`intent` None: the stored one)."""
+        """Read the entry back and run the admission checks (`intent` None: the stored one),
+        then check that its `${MEMORY:key}` refs are set in `memory`."""
         candidate = candidate_of(row)
         if candidate is None:
             return None, Rejected(reason="signature", detail="unreadable")
@@ -226,6 +250,10 @@ class PlanCache:
             gazetteers=self.config.compile_options.gazetteers,
             logic=logic_signature(self.config.logic_version),
         )
+        if isinstance(verdict, Admitted):
+            unset = unset_memory(candidate.plan, memory)
+            if unset:
+                return candidate, Rejected(reason="memory_unset", detail=", ".join(unset))
         return candidate, verdict
 
     async def _blocked(self, intent_sig: str, now: float) -> frozenset[str]:
@@ -274,8 +302,11 @@ class PlanCache:
         served: Hit | None = None,
         ok: bool = True,
         lang: str = "en",
+        context: RecordContext = NO_CONTEXT,
     ) -> Decision:
-        """Record a finished turn; the first of `record_all`'s decisions."""
+        """Record a finished turn; the first of `record_all`'s decisions. `context` is what
+        the conversation held besides the request (memory, earlier turns, this turn's
+        outputs): a value from it is re-resolved (`${MEMORY:key}`) or not cached."""
         turn = TurnRecord(
             request=request,
             executed=executed,
@@ -287,6 +318,7 @@ class PlanCache:
             served=served,
             ok=ok,
             lang=lang,
+            context=context,
         )
         return (await self.record_all(turn))[0]
 
@@ -315,3 +347,14 @@ class PlanCache:
             scope=self.scope,
             logic=logic_signature(self.config.logic_version),
         )
+
+
+def memory_refs(plan: Plan) -> list[str]:
+    """The memory keys `plan`'s `${MEMORY:key}` refs name (arguments and final message)."""
+    found = refs_in([step.plain_args() for step in plan.steps]) + refs_in(plan.final_message)
+    return sorted({ref.key for ref in found if isinstance(ref, MemoryRef)})
+
+
+def unset_memory(plan: Plan, memory: Mapping[str, object]) -> list[str]:
+    """The memory keys of `plan` with no value in `memory` (unset, or not readable)."""
+    return [key for key in memory_refs(plan) if memory.get(key) in (None, "")]

@@ -6,10 +6,12 @@ Reasons of a `Decision`:
 
 * misses: `no_entry`, `signature`, `context_bound`, `anti_entry`, `status`,
   `binder_missing_slot`, `binder_ambiguous`, `binder_coverage`, `polarity`, `licence`,
-  `verb_coverage`, `validator`, `intent_incomplete`, `disabled`;
+  `verb_coverage`, `validator`, `intent_incomplete`, `disabled`, `memory_unset` (a
+  `${MEMORY:key}` of the entry has no value the skill may read in this conversation);
 * hits: `hit`;
 * records: `recorded`, `revalidated` (a stale L1 entry made fresh again), `shadow` (a shadow
-  champion seeded, Metnos preset), `uncacheable:<reason>`.
+  champion seeded, Metnos preset), `uncacheable:<reason>` (`context_value`: a value came
+  from the conversation and cannot be re-resolved for another customer).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from keel.plans.feedback import FeedbackRules
 from keel.plans.intent import Intent
 from keel.plans.maintenance import MaintenanceConfig
 from keel.plans.plan import Plan
+from keel.plans.provenance import NO_CONTEXT, RecordContext
 from keel.plans.store_port import TemplateRow
 
 # Values: the configuration, decisions and lookup results.
@@ -133,3 +136,6 @@ class TurnRecord:
     ok: bool = True
     """Whether every step succeeded (a failed turn is not cached)."""
     lang: str = "en"
+    context: RecordContext = NO_CONTEXT
+    """What the conversation held besides the request: memory, earlier turns, this turn's
+    outputs (`keel.plans.provenance`); values from it are re-resolved or not cached."""

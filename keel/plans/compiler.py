@@ -13,15 +13,25 @@ cached at all (`no_tool_step`, `failed_step`, `unknown_tool`, `context_bound_too
 say: such a template may serve the exact request again (L0) but never another (L1).
 
 So no template ever holds a request literal in an effectful step: what an effectful step
-gets on a hit comes from the new request's spans, the runtime, earlier steps or the
-contract. The final message is rewritten too: the words of a slot's value become the slot,
-another word of a slot's span becomes a companion slot of that span, and a date or a
-number the request does not say is a baked result (absolute time: uncacheable; else exact
-only). `slot_sig` is the sorted slot types joined by commas. Pure.
+gets on a hit comes from the new request's spans, the runtime, the memory of whoever it
+serves (`${MEMORY:key}`), earlier steps or the contract. A literal that came from the
+conversation and cannot be re-resolved (`keel.plans.provenance`) stops caching
+(`context_value`).
+
+The final message is rewritten too: the words of a slot's value become the slot, another
+word of a slot's span becomes a companion slot of that span, and a date or a number the
+request does not say is a baked result (absolute time: uncacheable; else exact only). A
+final message that still holds, outside its refs, something of the conversation is
+dropped (the template keeps an empty final message, so a served plan's answer is worded by
+one model call from its results): a memory value, a capitalised word not starting a
+sentence that the context or the request holds (a name, a street), or a token with a digit
+or an `@` that the context holds. `slot_sig` is the sorted slot types joined by commas.
+Pure.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -31,6 +41,7 @@ from keel.plans.catalog import Catalog, PlanTool
 from keel.plans.entities import find_entities
 from keel.plans.intent import Intent
 from keel.plans.plan import FINAL_ANSWER, Plan, Step
+from keel.plans.provenance import NO_CONTEXT, RecordContext, name_like, occurrence
 from keel.plans.refs import find_refs
 from keel.plans.slot_builder import SlotBuilder, Stop, Where
 from keel.plans.slots import align, occurrences
@@ -44,6 +55,8 @@ CONTEXT_BOUND: Final = frozenset(
 CONTEXT_BOUND_VERBS: Final = frozenset({"undo"})
 """Name heads that make any tool context-bound."""
 _RUN_META: Final = frozenset({"status", "failed_step"})
+_SPECIFIC: Final = re.compile(r"[\w.+#-]*\d[\w.+#-]*|[\w.+-]+@[\w.-]+")
+"""Tokens that carry a specific value (a digit, an e-mail address)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -78,17 +91,23 @@ def compile_plan(
     context_bound: frozenset[str] = CONTEXT_BOUND,
     request_dates: bool = False,
     gazetteers: Mapping[str, Sequence[str]] | None = None,
+    context: RecordContext = NO_CONTEXT,
 ) -> Compiled | Uncacheable:
     """The template of `executed` (the plan that ran for `request`), or why there is none.
 
     `request_dates=True` lets a calendar date the user wrote become a `date` slot (the spec
     default makes every absolute date uncacheable). `gazetteers` (list name -> names) type a
-    word slot holding a listed name as `name:<list>`."""
+    word slot holding a listed name as `name:<list>`. `context` is what the conversation
+    held besides the request (memory, earlier turns, this turn's outputs)."""
     refused = _refusal(executed, catalog, context_bound)
     if refused is not None:
         return refused
     builder = SlotBuilder(
-        request, declared=executed.slots, request_dates=request_dates, gazetteers=gazetteers or {}
+        request,
+        declared=executed.slots,
+        request_dates=request_dates,
+        gazetteers=gazetteers or {},
+        context=context,
     )
     try:
         steps = tuple(_step(step, catalog, builder) for step in executed.steps)
@@ -161,6 +180,29 @@ def _enum(tool: PlanTool, name: str) -> tuple[str, ...]:
 def _message(text: str, builder: SlotBuilder) -> str:
     if not text:
         return text
+    exact_only = builder.exact_only
+    message = _slotted(text, builder)
+    if _holds_context(message, builder):
+        builder.exact_only = exact_only  # the dropped message bakes nothing
+        return ""
+    return message
+
+
+def _holds_context(message: str, builder: SlotBuilder) -> bool:
+    """The message's literal text holds something of the conversation (module docstring)."""
+    literal = message
+    for found in reversed(find_refs(message)):
+        literal = literal[: found.start] + " " + literal[found.end :]
+    context = builder.context
+    if any(occurrence(value).search(literal) for value in context.memory_texts()):
+        return True
+    words = context.words(builder.request)
+    if any(word.lower() in words for word in name_like(literal)):
+        return True
+    return any(context.seen(token.strip(".")) for token in _SPECIFIC.findall(literal))
+
+
+def _slotted(text: str, builder: SlotBuilder) -> str:
     out: list[str] = []
     position = 0
     for found in find_refs(text):

@@ -30,6 +30,7 @@ from keel.plans.catalog import Catalog
 from keel.plans.compiler import CONTEXT_BOUND, Compiled, Uncacheable, compile_plan
 from keel.plans.intent import Intent
 from keel.plans.plan import Plan, parse_plan, shape_hash
+from keel.plans.provenance import NO_CONTEXT, RecordContext
 from keel.plans.store_port import Layer, Observation, TemplateRow
 
 
@@ -45,9 +46,15 @@ class CompileOptions:
     """List name -> names, for `name:<list>` slots."""
 
     def compile(
-        self, executed: Plan, *, request: str, catalog: Catalog, intent: Intent
+        self,
+        executed: Plan,
+        *,
+        request: str,
+        catalog: Catalog,
+        intent: Intent,
+        context: RecordContext = NO_CONTEXT,
     ) -> Compiled | Uncacheable:
-        """`compile_plan` with these options."""
+        """`compile_plan` with these options (`context`: what the conversation held)."""
         return compile_plan(
             executed,
             request=request,
@@ -56,6 +63,7 @@ class CompileOptions:
             context_bound=self.context_bound,
             request_dates=self.request_dates,
             gazetteers=self.gazetteers,
+            context=context,
         )
 
 

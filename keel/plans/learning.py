@@ -23,7 +23,6 @@ from typing import Final
 
 from keel.plans.admission import check_plan
 from keel.plans.cache_types import CacheConfig, Decision, Hit, TurnRecord
-from keel.plans.catalog import Catalog
 from keel.plans.compiler import Uncacheable
 from keel.plans.entries import (
     Source,
@@ -36,7 +35,6 @@ from keel.plans.entries import (
 )
 from keel.plans.evidence import SERVABLE, SIGNALS, Evidence
 from keel.plans.feedback import Judgement, judge, shadow_seedable, signal_weight
-from keel.plans.intent import Intent
 from keel.plans.normalise import l0_key
 from keel.plans.plan import Plan, shape_hash
 from keel.plans.signatures import logic_signature, pool_sig, tools_sig
@@ -68,21 +66,21 @@ class Learner:
             return await self._record_served(
                 turn.request, turn.served, turn.turn_id, turn.now, turn.lang
             )
-        made = self._template(turn.request, turn.executed, turn.intent, turn.catalog, turn.origin)
+        made = self._template(turn)
         if isinstance(made, Decision):
             return (made,)
         template, source = made
         first, source = await self._write_l0(turn.request, template, source, turn.now, turn.lang)
         return (first, await self._observe(turn.turn_id, template, source, None, turn.now))
 
-    def _template(
-        self, request: str, executed: Plan, intent: Intent, catalog: Catalog, origin: str
-    ) -> tuple[Plan, Source] | Decision:
+    def _template(self, turn: TurnRecord) -> tuple[Plan, Source] | Decision:
         """The template of a planned turn and its source, or why it is not cached: the
-        compiler refuses it, or it would fail the licence, verb-coverage or validator
-        check on its own exact repeat."""
+        compiler refuses it (a value from the conversation it cannot re-resolve, among
+        others), or it would fail the licence, verb-coverage or validator check on its own
+        exact repeat."""
+        request, intent, catalog, origin = turn.request, turn.intent, turn.catalog, turn.origin
         compiled = self.config.compile_options.compile(
-            executed, request=request, catalog=catalog, intent=intent
+            turn.executed, request=request, catalog=catalog, intent=intent, context=turn.context
         )
         if isinstance(compiled, Uncacheable):
             return Decision(layer="l0", hit=False, reason=f"uncacheable:{compiled.reason}")

@@ -6,6 +6,8 @@
                        now_plus_<N>d|h, now_minus_<N>d|h
     ${FILLER:name}     a filler declared in the plan's `fillers`
     ${SLOT:name}       a slot declared in the plan's `slots` (bound from the request)
+    ${MEMORY:ns.entry} a memory entry of the conversation the plan runs in (re-resolved
+                       there: a value the recorded plan took from its own customer's memory)
 
 `find_refs` locates refs in a string; `normalise_legacy` rewrites the 0-based
 `${steps.N.x}` and the `{{stepN.x}}` forms into `${stepN.x}` at ingest, so nothing after
@@ -23,6 +25,7 @@ _REF: Final = re.compile(r"\$\{([^{}]*)\}")
 _STEP: Final = re.compile(r"step([1-9][0-9]*)((?:\.[^.\s{}]+)*)")
 _SEGMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*|[0-9]+|\*|@count|@brief")
 _IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MEMORY_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*")
 _RUNTIME_KEY: Final = re.compile(
     r"actor|actor_email|lang|channel|turn_id|pref_[A-Za-z_][A-Za-z0-9_]*|now|today"
     r"|now_(?:plus|minus)_[0-9]+[dh]"
@@ -61,13 +64,20 @@ class SlotRef:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryRef:
+    """`${MEMORY:namespace.entry}`."""
+
+    key: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class BadRef:
     """Text inside `${...}` that is not a ref of the grammar."""
 
     text: str
 
 
-Ref = StepRef | RuntimeRef | FillerRef | SlotRef | BadRef
+Ref = StepRef | RuntimeRef | FillerRef | SlotRef | MemoryRef | BadRef
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,6 +91,9 @@ class Located:
 
 def parse_ref(inner: str) -> Ref:
     """The ref written inside `${...}`."""
+    if inner.startswith("MEMORY:"):
+        key = inner[len("MEMORY:") :]
+        return MemoryRef(key=key) if _MEMORY_KEY.fullmatch(key) else BadRef(text=inner)
     for prefix, kind in (("RUNTIME:", RuntimeRef), ("FILLER:", FillerRef), ("SLOT:", SlotRef)):
         if inner.startswith(prefix):
             name = inner[len(prefix) :]
@@ -142,4 +155,6 @@ def render_ref(ref: Ref) -> str:
         return "${FILLER:" + ref.name + "}"
     if isinstance(ref, SlotRef):
         return "${SLOT:" + ref.name + "}"
+    if isinstance(ref, MemoryRef):
+        return "${MEMORY:" + ref.key + "}"
     return "${" + ref.text + "}"

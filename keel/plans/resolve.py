@@ -7,7 +7,10 @@
     args, provenance = resolved                         # {"user": ...}, {"user": "request_span"}
 
 Every value carries one tag saying where it came from: `${SLOT:x}` is a span of the current
-request (`request_span`), `${RUNTIME:k}` the authenticated context (`runtime`), `${stepN.p}`
+request (`request_span`), `${RUNTIME:k}` the authenticated context (`runtime`),
+`${MEMORY:ns.entry}` the memory of the conversation the plan runs in (`memory`: the value a
+recorded plan took from its customer's memory, read again for the current one; the runtime
+carries it under `memory:<key>`, see `keel.plans.provenance`), `${stepN.p}`
 and `from_step` piping an output of this turn (`step_output`), `${FILLER:x}` the fast model
 (`filler_llm`). A literal is a `contract_const` when its argument's binding is structural,
 else a `cache_literal` in a served plan and `proposed` in a fresh one. Only the tags in
@@ -35,8 +38,10 @@ from typing import Final, Literal
 from keel.plans.paths import MISSING, as_text, list_of, walk
 from keel.plans.piping import PIPE_KEY, pipe_source, pipe_target
 from keel.plans.plan import PlanError, Step
+from keel.plans.provenance import MEMORY_PREFIX
 from keel.plans.refs import (
     FillerRef,
+    MemoryRef,
     Ref,
     RuntimeRef,
     SlotRef,
@@ -52,6 +57,7 @@ from keel.tools.frozen import thaw_json
 Provenance = Literal[
     "request_span",
     "runtime",
+    "memory",
     "step_output",
     "contract_const",
     "filler_llm",
@@ -59,7 +65,7 @@ Provenance = Literal[
     "proposed",
 ]
 SAFE_FOR_EFFECTS: Final[frozenset[Provenance]] = frozenset(
-    {"request_span", "runtime", "step_output", "contract_const"}
+    {"request_span", "runtime", "memory", "step_output", "contract_const"}
 )
 """What an effectful step of a served plan may receive."""
 
@@ -68,9 +74,10 @@ _STRENGTH: Final[Mapping[Provenance, int]] = {
     "filler_llm": 1,
     "proposed": 2,
     "contract_const": 3,
-    "runtime": 4,
-    "step_output": 5,
-    "request_span": 6,
+    "memory": 4,
+    "runtime": 5,
+    "step_output": 6,
+    "request_span": 7,
 }
 _SHIFT: Final = re.compile(r"now_(plus|minus)_([0-9]+)([dh])")
 _ALNUM: Final = re.compile(r"\w")
@@ -210,6 +217,9 @@ def resolve_ref(ref: Ref, env: ResolveEnv, *, lenient: bool) -> Tagged | None:
     if isinstance(ref, RuntimeRef):
         value = runtime_value(ref.key, env.runtime)
         return None if value is None else Tagged(value=value, tag="runtime")
+    if isinstance(ref, MemoryRef):
+        value = env.runtime.get(MEMORY_PREFIX + ref.key)
+        return None if value in (None, "") else Tagged(value=value, tag="memory")
     if isinstance(ref, FillerRef):
         text = env.fillers.get(ref.name)
         return None if text is None else Tagged(value=text, tag="filler_llm")

@@ -47,6 +47,7 @@ DECIDING_MODULES: Final = (
     "keel.plans.bind_checks",
     "keel.plans.compiler",
     "keel.plans.slot_builder",
+    "keel.plans.provenance",
     "keel.plans.signatures",
     "keel.plans.validator",
     "keel.plans.admission",

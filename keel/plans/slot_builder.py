@@ -4,14 +4,20 @@
 
 * `structural` (and the plan's own `from_step`): kept as written; only a calendar date in
   it stops caching (`absolute_time`);
-* `runtime` / `piped`: must already be refs (`${RUNTIME:...}`, `${stepN...}`); a literal
-  stops caching (`runtime_literal`);
+* `runtime` / `piped`: must already be refs (`${RUNTIME:...}`, `${stepN...}`); a `runtime`
+  literal equal to a memory value becomes `${MEMORY:key}`; any other literal stops caching
+  (`runtime_literal`);
 * `request` (also every argument with no declared binding): each literal string or number
   is aligned to a span of the request and becomes `${SLOT:name}`; one that does not align
-  stops caching when the step is effectful (`unaligned_effectful_literal`) and otherwise
-  makes the template exact-only. A date aligned to the request stops caching too unless the
-  compiler allows request dates; a date, time or timestamp that aligns to nothing always
-  does (it came from a clock: `absolute_time`). A filler in an effectful step stops caching
+  is classified by `keel.plans.provenance`: equal to one memory value, it becomes
+  `${MEMORY:key}` (re-resolved in the memory of whoever the plan serves); found elsewhere
+  in the conversation (earlier turns, other memory, an earlier step's output of this turn)
+  and not one of the argument's enum values, it stops caching (`context_value`); else it is
+  a constant, which stops caching when the step is effectful
+  (`unaligned_effectful_literal`) and otherwise makes the template exact-only. A date
+  aligned to the request stops caching too unless the compiler allows request dates; a
+  date, time or timestamp that aligns to nothing always does (it came from a clock:
+  `absolute_time`). A filler in an effectful step stops caching
   (the effect gate would refuse it on every hit).
 
 Strings with refs keep their refs; their literal pieces follow the same rules. Lists and
@@ -27,6 +33,7 @@ from dataclasses import dataclass
 
 from keel.plans.entities import has_absolute_time, has_clock_time, looks_like_epoch
 from keel.plans.plan import Slot
+from keel.plans.provenance import NO_CONTEXT, RecordContext
 from keel.plans.refs import BadRef, FillerRef, SlotRef, find_refs
 from keel.plans.slots import SlotMatch, align
 
@@ -64,8 +71,10 @@ class SlotBuilder:
         declared: Mapping[str, Slot],
         request_dates: bool,
         gazetteers: Mapping[str, Sequence[str]],
+        context: RecordContext = NO_CONTEXT,
     ) -> None:
         self.request = request
+        self.context = context
         self.declared = declared
         self.request_dates = request_dates
         self.gazetteers = gazetteers
@@ -91,7 +100,11 @@ class SlotBuilder:
         if isinstance(value, str) and find_refs(value):
             return self._with_refs(value, where, name)
         if where.binding in ("runtime", "piped"):
-            raise Stop("runtime_literal", f"step {where.step} {where.name}: {value!r} is no ref")
+            key = self.context.memory_key(value) if where.binding == "runtime" else None
+            if key is None:
+                detail = f"step {where.step} {where.name}: {value!r} is no ref"
+                raise Stop("runtime_literal", detail)
+            return "${MEMORY:" + key + "}"
         return self._literal(value, where, name)
 
     def _structural(self, value: object, where: Where) -> None:
@@ -145,6 +158,14 @@ class SlotBuilder:
             if match.type.startswith("date") and not self.request_dates:
                 raise Stop("absolute_time", f"step {where.step} {where.name}: date {value!r}")
             return self.slot_ref(name, self._typed(match, where))
+        key = self.context.memory_key(value)
+        if key is not None:
+            return "${MEMORY:" + key + "}"  # re-resolved in the next customer's memory
+        if value not in where.enum and self.context.seen(value, before_step=where.step):
+            raise Stop(
+                "context_value",
+                f"step {where.step} {where.name}: {value!r} came from the conversation",
+            )
         if isinstance(value, str) and has_clock_time(value):
             raise Stop("absolute_time", f"step {where.step} {where.name}: {value!r}")
         if isinstance(value, int | float) and not isinstance(value, bool):

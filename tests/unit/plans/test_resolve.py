@@ -51,7 +51,13 @@ def resolve(args: dict[str, object], target=READ, step_id: int = 4, **kw: object
 
 
 def test_the_safe_set() -> None:
-    assert SAFE_FOR_EFFECTS == {"request_span", "runtime", "step_output", "contract_const"}
+    assert SAFE_FOR_EFFECTS == {
+        "request_span",
+        "runtime",
+        "memory",
+        "step_output",
+        "contract_const",
+    }
 
 
 def test_full_match_refs_keep_native_types_and_tags() -> None:
