@@ -40,9 +40,11 @@ from keel.plans.cache import Decision
 from keel.plans.catalog import Catalog
 from keel.plans.executor import Execution, StepResult, StoreJournal, execute
 from keel.plans.intent import Intent
+from keel.plans.paths import decoded_output
 from keel.plans.plan import Plan, Step, shape_hash
 from keel.plans.store_port import PlanStore
 from keel.project.definition import Skill
+from keel.tools.dispatch import ToolRun
 from keel.tools.validation import retryable_error_text, validate_arguments
 
 PARTIAL = "I could not finish that: {failed}. Already done: {done}. Nothing was repeated."
@@ -231,6 +233,19 @@ async def emit_decisions(t: TurnContext, decisions: Sequence[Decision], intent: 
     )
 
 
+def step_result(run: ToolRun) -> StepResult:
+    """A tool run as a plan step's result. Its output is the result text decoded, as the
+    plan was recorded from it (`keel.plans.paths.decoded_output`): the same bytes at
+    record and at serve time, so a tool that returns JSON text fills `${stepN.path}`."""
+    return StepResult(
+        ok=not run.is_error,
+        output=decoded_output(run.result_text),
+        text=run.result_text,
+        error_code=run.error_code,
+        operational=run.error_code in OPERATIONAL_CODES,
+    )
+
+
 class TurnInvoker:
     """Runs plan steps as the active skill's tool calls within a turn."""
 
@@ -275,13 +290,7 @@ class TurnInvoker:
             return await self._pause(step, call_id, valid, site)
         run = await run_builder_tool(t, self.skill, name, valid, site)
         self._result_message(call_id, run.result_text)
-        return StepResult(
-            ok=not run.is_error,
-            output=run.llm_response,
-            text=run.result_text,
-            error_code=run.error_code,
-            operational=run.error_code in OPERATIONAL_CODES,
-        )
+        return step_result(run)
 
     async def _pause(
         self, step: Step, call_id: str, args: Mapping[str, object], site: CallSite
@@ -292,7 +301,11 @@ class TurnInvoker:
                 step, call_id, "tool.confirmation_pending", "a confirmation is already pending"
             )
         extra = {"plan": {**self.resume, "step": step.id}} if self.resume is not None else None
-        ask = await pause_for_confirmation(t, self.skill, step.tool, args, site, extra=extra)
+        # No model words the question after a plan's step: it is always said (never a
+        # silent pause), and names the held call's arguments.
+        ask = await pause_for_confirmation(
+            t, self.skill, step.tool, args, site, extra=extra, speak=True
+        )
         if ask is None:
             return await self._refused(
                 step, call_id, "tool.confirmation_blank", "the confirmation question is empty"

@@ -49,7 +49,7 @@ def _lookup(
 
     def lookup(namespace: str | None, entry: str) -> str | None:
         if namespace is None and entry in extra:
-            return extra[entry]
+            return extra[entry] or None  # an empty value fills nothing (never sent blank)
         if namespace is not None:
             key = f"{namespace}.{entry}"
         else:

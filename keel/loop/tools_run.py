@@ -77,6 +77,27 @@ def needs_confirmation(skill: Skill, tool_name: str) -> bool:
     return bool(confirmation and confirmation.enabled)
 
 
+CONFIRMATION_RESPONSE = "utter_ask_tool_confirmation"
+"""The bundled confirmation question, asked when the constraint names no response."""
+
+
+def confirmation_values(tool_name: str, args: Mapping[str, object]) -> dict[str, str]:
+    """What a confirmation question's short placeholders read before memory: each argument
+    of the held call by its name (`{order_id}`), `{tool}` (the tool's name) and
+    `{arguments}` (every argument, `name: value`), unless the call has an argument of that
+    name. An argument with no value (null or empty) fills nothing, so a question that uses
+    it is never sent (`response.placeholder.unfilled`)."""
+    shown = {name: _arg_text(value) for name, value in args.items()}
+    listing = ", ".join(f"{name}: {text}" for name, text in shown.items() if text)
+    return {"tool": tool_name, "arguments": listing or "no arguments", **shown}
+
+
+def _arg_text(value: object) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
 async def pause_for_confirmation(
     t: TurnContext,
     skill: Skill,
@@ -85,23 +106,31 @@ async def pause_for_confirmation(
     site: CallSite,
     *,
     extra: Mapping[str, object] | None = None,
+    speak: bool = False,
 ) -> str | None:
     """Store the call as a pause point and ask; returns the ask text, or None when the ask
     renders blank or cannot be filled (then the dispatch fails closed, and the user hears
     `utter_internal_error`). `extra` joins the stored record (a plan's way to go on after
-    the approval)."""
+    the approval).
+
+    The question is the constraint's `utter_for_confirmation`, else the bundled
+    `utter_ask_tool_confirmation`; either is filled with the held call's arguments
+    (`confirmation_values`) before memory. The constraint's response is said; the bundled
+    one only when `speak` (no model will word the question: a plan's step), otherwise it is
+    the message the model words the question from (spec §5.6 step 2)."""
     constraint = constraint_of(skill, tool_name)
     confirmation = constraint.requires_confirmation if constraint else None
-    ask: BotMessage | None = None
-    if confirmation is not None and confirmation.utter_for_confirmation:
-        name = confirmation.utter_for_confirmation
-        ask = render_response(t.definition, t.state, name)
-        if ask is not None and ask.utter_action != name:
-            await t.say(ask)  # no variant could be filled: nothing may be asked
-            return None
-        if ask is None or not ask.text.strip():
-            return None
-    text = ask.text if ask is not None else f"Please confirm: {tool_name}"
+    name = (confirmation.utter_for_confirmation if confirmation else None) or None
+    said = name is not None or speak
+    name = name or CONFIRMATION_RESPONSE
+    values = confirmation_values(tool_name, args)
+    ask = render_response(t.definition, t.state, name, extra=values)
+    if ask is not None and ask.utter_action != name:
+        await t.say(ask)  # no variant could be filled: nothing may be asked
+        return None
+    if ask is None or not ask.text.strip():
+        return None
+    text = ask.text
     frame = t.state.stack[-1] if t.state.stack else None
     record = {
         "tool_name": tool_name,
@@ -128,7 +157,7 @@ async def pause_for_confirmation(
         ),
         MemorySet(key=PENDING_CONFIRMATION_KEY, value=json.loads(json.dumps(record))),
     )
-    if ask is not None:
+    if said:
         await t.say(ask)
         t.canned.append(ask.text)
     return text

@@ -32,7 +32,10 @@ A step is skipped when its `when` step produced nothing, when a step it depends 
 skipped, or (effectful only) when its `from_step` list is empty. Operational failures of
 read-only steps are retried `retries` times with exponential backoff through `sleep`; an
 effectful step is never retried here. The first failure, refusal or pause stops the plan
-(reads already in flight finish). `final_text` is rendered only when the plan succeeded.
+(reads already in flight finish). `final_text` is rendered only when the plan succeeded, and
+never with blanks: a ref to a step's output that resolves to nothing (the path names
+nothing in what the tool returned) is `plan.final_unresolved`, which fails the plan when no
+effect committed and otherwise leaves the final text empty (the caller's model words it).
 """
 
 from __future__ import annotations
@@ -51,7 +54,14 @@ from keel.plans.journal import (
     encode_result,
     idem_key,
 )
-from keel.plans.outcome import Execution, Status, StepInvoker, StepResult, render_final
+from keel.plans.outcome import (
+    Execution,
+    Status,
+    StepInvoker,
+    StepResult,
+    final_message,
+    render_final,
+)
 from keel.plans.paths import is_empty
 from keel.plans.piping import PIPE_KEY, pipe_source, pipe_target
 from keel.plans.plan import FINAL_ANSWER, Plan, PlanError, Step
@@ -150,22 +160,31 @@ class Runner:
     failed_step: int | None = None
 
     def outcome(self) -> Execution:
-        final = ""
+        final: str = ""
+        blank: tuple[str, ...] = ()
         if self.status == "ok":
-            final = render_final(
+            final, blank = final_message(
                 self.plan,
                 self.results,
                 slots=self.slots,
                 fillers=self.fillers,
                 runtime=self.runtime,
             )
+        status, refusals = self.status, list(self.refusals)
+        if blank:
+            # Never an answer with blanks: with nothing committed the plan failed (the
+            # caller falls through to the model); after an effect it stays done, and its
+            # empty final text lets the model word the answer from what ran.
+            refusals.append(_unresolved(blank))
+            final = ""
+            status = "ok" if self.committed else "failed"
         return Execution(
-            status=self.status,
+            status=status,
             results=dict(sorted(self.results.items())),
             provenance=dict(sorted(self.provenance.items())),
             failed_step=self.failed_step,
             committed=tuple(sorted(set(self.committed))),
-            refusals=tuple(self.refusals),
+            refusals=tuple(refusals),
             final_text=final,
             skipped=tuple(sorted(self.skipped)),
         )
@@ -350,6 +369,18 @@ def _empty_pipe(step: Step, tool: PlanTool, args: Mapping[str, object]) -> bool:
         return False
     target = pipe_target(tool.contract, tool.parameters)
     return target not in step.args and args.get(target) == []
+
+
+FINAL_UNRESOLVED: Final = "plan.final_unresolved"
+"""A ref of the final message resolves to nothing in this run's outputs."""
+
+
+def _unresolved(refs: tuple[str, ...]) -> PlanError:
+    return PlanError(
+        code=FINAL_UNRESOLVED,
+        message=f"the final message's {', '.join(refs)} resolve to nothing in this run's "
+        "outputs; it is not sent with blanks",
+    )
 
 
 def _error(code: str, step: Step, message: str) -> PlanError:

@@ -10,11 +10,11 @@ records such a plan when a turn ends well (`keel.loop.cascade`). Pure: events in
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 
 from keel.events.model import Event, PlanExecuted, ToolExecuted, TurnStarted
+from keel.plans.paths import decoded_output
 from keel.plans.plan import FINAL_ANSWER, Plan, Step
 from keel.tools.frozen import freeze_json
 
@@ -29,7 +29,7 @@ def loop_plan(runs: list[ToolExecuted], reply: str, request: str) -> Plan:
         for i, r in enumerate(runs, 1)
     ]
     steps.append(Step(id=len(steps) + 1, tool=FINAL_ANSWER))
-    outputs = {i: _decoded(r.result) for i, r in enumerate(runs, 1)}
+    outputs = {i: decoded_output(r.result) for i, r in enumerate(runs, 1)}
     return Plan(
         steps=tuple(steps),
         final_message=answer_template(reply, outputs, request),
@@ -107,10 +107,3 @@ def _leaves(outputs: Mapping[int, object]) -> list[tuple[str, str]]:
 
 def _without_refs(text: str) -> str:
     return re.sub(r"\$\{[^{}]*\}", " ", text)
-
-
-def _decoded(result: str) -> object:
-    try:
-        return json.loads(result)
-    except ValueError:
-        return result

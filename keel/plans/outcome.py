@@ -7,8 +7,9 @@ The plan's final message is rendered from the results (plan-cache spec §1.11.5)
 `${stepN.path}` reads the step's output leniently (the message is only text), `${SLOT:x}`,
 `${FILLER:x}` and `${RUNTIME:k}` read the turn's values; lists render as their items' labels.
 A ref to a step that did not run renders empty, except `@count`, which renders `0` ("Saved
-0 rows"). An empty final message renders as the empty string (the caller falls back to its
-own summary). Pure.
+0 rows"); a ref to a step that ran and whose path renders as nothing is reported
+(`final_message`): the executor then sends no final message with blanks in it. An empty
+final message renders as the empty string (the caller falls back to its own summary). Pure.
 """
 
 from __future__ import annotations
@@ -76,9 +77,22 @@ def render_final(
     runtime: Mapping[str, object] | None = None,
 ) -> str:
     """`plan.final_message` with its refs rendered."""
+    return final_message(plan, results, slots=slots, fillers=fillers, runtime=runtime)[0]
+
+
+def final_message(
+    plan: Plan,
+    results: Mapping[int, StepResult],
+    *,
+    slots: Mapping[str, object] | None = None,
+    fillers: Mapping[str, str] | None = None,
+    runtime: Mapping[str, object] | None = None,
+) -> tuple[str, tuple[str, ...]]:
+    """`render_final`, and the refs (as written) to a step that ran whose path renders as
+    nothing in its output: such a message would be sent with blanks in it."""
     text = plan.final_message
     if not text:
-        return ""
+        return "", ()
     env = ResolveEnv(
         outputs={step: r.output for step, r in results.items() if r.ok},
         runtime=runtime or {},
@@ -87,11 +101,15 @@ def render_final(
         served=False,
     )
     pieces: list[str] = []
+    blank: list[str] = []
     position = 0
     for found in find_refs(text):
-        pieces += [text[position : found.start], _render(found.ref, env)]
+        rendered = _render(found.ref, env)
+        if not rendered and isinstance(found.ref, StepRef) and found.ref.step in env.outputs:
+            blank.append(text[found.start : found.end])
+        pieces += [text[position : found.start], rendered]
         position = found.end
-    return "".join(pieces) + text[position:]
+    return "".join(pieces) + text[position:], tuple(dict.fromkeys(blank))
 
 
 def _render(ref: Ref, env: ResolveEnv) -> str:

@@ -10,7 +10,8 @@ Exact walking finds what the path names or nothing. Lenient walking, allowed onl
 read-only consumers, also tries what Metnos tries, in order: field synonyms (entries,
 results and items stand for one another), `metadata.<field>`, count synonyms, the field
 projected over the entries (plural names read as singular), then `entries.*.path` and
-`entries.*.url`. Nothing found is `MISSING`, never an exception. Pure.
+`entries.*.url`. Nothing found is `MISSING`, never an exception. A step's output is its
+result text decoded (`decoded_output`). Pure.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ _COUNT_WORDS: Final = ("count", "total", "n", "num")
 _LABELS: Final = ("name", "title", "subject", "path", "url", "id")
 BRIEF_ITEMS: Final = 5
 """How many list items `@brief` names before "and N more"."""
+
+
+def decoded_output(text: str) -> object:
+    """A tool's output as plans read it: its result text (what the model saw) decoded as
+    JSON when it is JSON, else the text. Recording (`keel.plans.from_turn`) and serving
+    (`keel.loop.cascade_run`) both read outputs through this, so a `${stepN.path}` made
+    from one run resolves the same way against the next (a tool that returns JSON text
+    and one that returns the mapping read alike)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def walk(value: object, path: tuple[str, ...], *, lenient: bool) -> object:

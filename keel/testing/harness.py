@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from keel.errors import DefinitionError
 from keel.events.base import JsonValue
 from keel.events.fold import ConversationState, fold
-from keel.events.model import BotMessage, Event
+from keel.events.model import BotMessage, Event, TurnStarted
 from keel.ids import Clock, FakeClock, IdSource, SequentialIds
 from keel.llm.port import Model
 from keel.loop.engine import Engine
@@ -132,6 +132,16 @@ class ConversationHarness:
         `state` speak of it from now on (its log is read back if it has one)."""
         self.conversation_id = conversation_id
         await self.refresh()
+
+    async def feedback(self, signal: str) -> str:
+        """Explicit feedback (`approve`, `reject`, `repeat`) on the current conversation's
+        last turn (`Engine.feedback`); returns what changed."""
+        turns = [e.turn_id for e in self._events if isinstance(e, TurnStarted)]
+        if not turns:
+            raise ValueError("the conversation has no turn to give feedback on")
+        changed = await self.engine.feedback(self.conversation_id, turns[-1], signal)
+        await self.refresh()
+        return changed
 
     async def refresh(self) -> None:
         """Re-read the log from the store (after a cancelled turn, for instance)."""

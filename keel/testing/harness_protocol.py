@@ -80,3 +80,12 @@ class SwitchingHarness(Protocol):
     async def switch(self, conversation_id: str) -> None:
         """Go on in conversation `conversation_id` (started on its first message)."""
         ...
+
+
+@runtime_checkable
+class FeedbackHarness(Protocol):
+    """A harness that gives explicit plan feedback on a turn (`feedback:` steps)."""
+
+    async def feedback(self, signal: str) -> str:
+        """`signal` on the current conversation's last turn; returns what changed."""
+        ...

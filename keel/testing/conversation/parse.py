@@ -22,6 +22,7 @@ from keel.testing.conversation.spec import (
     ConversationCase,
     ConversationFile,
     ConversationStep,
+    FeedbackStep,
     ModelStep,
     Step,
     UserStep,
@@ -31,7 +32,8 @@ from keel.testing.yamltext import restore_texts
 
 _FILE_KEYS = frozenset({"agent", "tests", "description"})
 _CASE_KEYS = frozenset({"name", "steps", "allow_leftover", "description"})
-_STEP_KEYS = ("user", "model", "bot", "assert", "conversation")
+_STEP_KEYS = ("user", "model", "bot", "assert", "conversation", "feedback")
+_SIGNALS = ("approve", "reject", "repeat")
 _USER_KEYS = ("text", "metadata", "cancel_on_tool")
 
 
@@ -133,7 +135,7 @@ def _step(item: object, line: int | None, sink: Sink) -> Step | None:
         sink.error(
             "test.step.invalid",
             own_line(item, line),
-            "a step is one of `user:`, `model:`, `bot:`, `assert:`, `conversation:`",
+            "a step is one of `user:`, `model:`, `bot:`, `assert:`, `conversation:`, `feedback:`",
         )
         return None
     key, value = next(iter(item.items()))
@@ -142,6 +144,11 @@ def _step(item: object, line: int | None, sink: Sink) -> Step | None:
             sink.error("test.step.conversation", line, "conversation takes an id (text)")
             return None
         return ConversationStep(line=line, conversation_id=value.strip())
+    if key == "feedback":
+        if value not in _SIGNALS:
+            sink.error("test.step.feedback", line, "feedback is approve, reject or repeat")
+            return None
+        return FeedbackStep(line=line, signal=str(value))
     if key == "user":
         return _user(value, line, sink)
     if key == "model":

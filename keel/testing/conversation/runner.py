@@ -4,7 +4,8 @@ Each test gets a fresh `ScriptedModel` and a fresh harness from the factory. Ste
 file order: `model:` queues replies at once, `user:` sends one message (one turn), `bot:`
 checks the next unchecked bot message of the run, `assert:` checks the run so far, and
 `conversation:` goes on in another conversation of the same engine (each conversation keeps
-its own count of checked bot messages; the scripted model is shared). The
+its own count of checked bot messages; the scripted model is shared), and `feedback:` gives
+explicit plan feedback on the current conversation's last turn. The
 first failing step fails the test. At the end the script must be used up (unless
 `allow_leftover: true`). An agent project with errors (`DefinitionError` from the
 factory) makes the whole file malformed; any other exception fails the test it hit.
@@ -30,12 +31,18 @@ from keel.testing.conversation.spec import (
     ConversationCase,
     ConversationFile,
     ConversationStep,
+    FeedbackStep,
     ModelStep,
     Step,
     UserStep,
     step_label,
 )
-from keel.testing.harness_protocol import CancellingHarness, Harness, SwitchingHarness
+from keel.testing.harness_protocol import (
+    CancellingHarness,
+    FeedbackHarness,
+    Harness,
+    SwitchingHarness,
+)
 from keel.testing.scripted import ScriptedModel
 
 HarnessFactory = Callable[[Path, ScriptedModel], Harness]
@@ -103,6 +110,8 @@ async def _play(step: Step, run: _Run) -> tuple[str, ...]:
         return await _send(step, run)
     if isinstance(step, ConversationStep):
         return await _switch(step.conversation_id, run)
+    if isinstance(step, FeedbackStep):
+        return await _feedback(step.signal, run)
     if isinstance(step, BotStep):
         run.bots_checked += 1
         bots = run.observe().bot_messages
@@ -121,6 +130,17 @@ async def _switch(conversation_id: str, run: _Run) -> tuple[str, ...]:
     run.paused[harness.conversation_id] = (run.bots_checked, run.stop_reason)
     await harness.switch(conversation_id)
     run.bots_checked, run.stop_reason = run.paused.pop(conversation_id, (0, None))
+    return ()
+
+
+async def _feedback(signal: str, run: _Run) -> tuple[str, ...]:
+    """Give `signal` on the current conversation's last turn (its plan learns from it)."""
+    if not isinstance(run.harness, FeedbackHarness):
+        return ("this harness gives no plan feedback",)
+    try:
+        await run.harness.feedback(signal)
+    except Exception as exc:  # a refusal (nothing to learn from) fails the step
+        return (f"feedback {signal} was refused: {type(exc).__name__}: {exc}",)
     return ()
 
 

@@ -245,17 +245,29 @@ class ConversationStep:
     conversation_id: str
 
 
-Step: TypeAlias = UserStep | ModelStep | BotStep | AssertStep | ConversationStep
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FeedbackStep:
+    """`feedback:` explicit feedback on the current conversation's last turn (`approve`,
+    `reject` or `repeat`), as `POST .../turns/{turn_id}/feedback` gives it: how a test
+    promotes a recorded plan so another conversation is served from it."""
+
+    line: int | None
+    signal: str
+
+
+Step: TypeAlias = UserStep | ModelStep | BotStep | AssertStep | ConversationStep | FeedbackStep
 
 
 def step_label(step: Step) -> str:
-    """The step's key in the file: `user`, `model`, `bot`, `assert` or `conversation`."""
+    """The step's key in the file: `user`, `model`, `bot`, `assert`, `conversation` or
+    `feedback`."""
     labels: dict[type, str] = {
         UserStep: "user",
         ModelStep: "model",
         BotStep: "bot",
         AssertStep: "assert",
         ConversationStep: "conversation",
+        FeedbackStep: "feedback",
     }
     return labels[type(step)]
 

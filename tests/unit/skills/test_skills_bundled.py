@@ -50,6 +50,7 @@ def test_bundled_responses() -> None:
         "utter_set_memory_button_skipped",
         "utter_can_not_help",
         "utter_offer_resume",
+        "utter_ask_tool_confirmation",
         "utter_budget_exhausted",
         "utter_repeated_tool_call",
         "utter_internal_error",
@@ -62,6 +63,8 @@ def test_bundled_responses() -> None:
     (resume,) = responses["utter_offer_resume"]
     assert "{skill}" in resume["text"]
     assert [b["title"] for b in resume["buttons"]] == ["Yes", "No"]
+    (confirm,) = responses["utter_ask_tool_confirmation"]
+    assert "{tool}" in confirm["text"] and "{arguments}" in confirm["text"]
 
 
 def test_every_response_a_default_skill_utters_is_bundled() -> None:
