@@ -2,9 +2,10 @@
 
     python bench/scale/hotspots.py [--scenario active] [--store memory] [--turns 60] [--top 25]
 
-Same agent, history and turns as `run.py`, one case, under cProfile; prints the functions
-with the most time of their own and the most cumulative time. Profiling slows Python code
-down several times, so read shares, not milliseconds.
+Same agent, history and turns as `run.py`, one case, under cProfile (the measured turns,
+after 5 warm-up ones); prints the functions with the most time of their own and the most
+cumulative time. Profiling slows Python code down several times, so read shares, not
+milliseconds; call counts are deterministic, so compare those between two trees.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ async def _profile(options: argparse.Namespace, work: Path) -> cProfile.Profile:
     case = Case(agent="scale", scenario=options.scenario, store=options.store)
     job = Work(case=case, definition=made.definition, template=template)
     profiler = cProfile.Profile()
-    # Profiling starts once the history is copied into the store: only turns count.
-    await run_cases([job], shape, clock, on_ready=profiler.enable)
+    # Profiling starts after the warm-up, as the measures do: only measured turns count (a
+    # warm-up turn is a conversation's first visit, which reads and decodes its whole log).
+    await run_cases([job], shape, clock, on_measuring=profiler.enable)
     profiler.disable()
     return profiler
 

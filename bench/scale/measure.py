@@ -174,9 +174,12 @@ async def run_cases(
     clock: PerfClock,
     progress: Callable[[str], None] = lambda _: None,
     on_ready: Callable[[], None] = lambda: None,
+    on_measuring: Callable[[], None] = lambda: None,
 ) -> list[Measured]:
     """Measure every case, interleaved turn by turn (a change in the machine's load then
-    hits every case alike); a case whose store cannot be opened is left out, with a note."""
+    hits every case alike); a case whose store cannot be opened is left out, with a note.
+    `on_ready` is called once the histories are in the stores, `on_measuring` once the
+    warm-up turns are done."""
     probe = Probe()
     async with AsyncExitStack() as stack:
         running: list[_Running] = []
@@ -190,6 +193,8 @@ async def run_cases(
         on_ready()
         with instrument(probe):
             for number in range(shape.turns + shape.warmup):
+                if number == shape.warmup:
+                    on_measuring()
                 for run in running:
                     await _turn(run, probe, number)
                     if number >= shape.warmup:
