@@ -45,6 +45,8 @@ DECIDING_MODULES: Final = (
     "keel.plans.slots",
     "keel.plans.anchors",
     "keel.plans.bind_checks",
+    "keel.plans.clauses",
+    "keel.plans.lookalikes",
     "keel.plans.compiler",
     "keel.plans.slot_builder",
     "keel.plans.provenance",
