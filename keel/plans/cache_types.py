@@ -5,7 +5,8 @@ to record (`TurnRecord`).
 Reasons of a `Decision`:
 
 * misses: `no_entry`, `signature`, `context_bound`, `anti_entry`, `status`,
-  `binder_missing_slot`, `binder_ambiguous`, `binder_coverage`, `polarity`, `licence`,
+  `binder_missing_slot`, `binder_ambiguous`, `binder_coverage`, `binder_ids`, `polarity`,
+  `correction`, `literal_choice`, `licence`,
   `verb_coverage`, `validator`, `intent_incomplete`, `disabled`, `memory_unset` (a
   `${MEMORY:key}` of the entry has no value the skill may read in this conversation);
 * hits: `hit`;
