@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import lru_cache
 
@@ -24,6 +24,7 @@ from world import World
 from keel.plans.catalog import Catalog
 from keel.plans.executor import Journal, StepResult, execute
 from keel.plans.plan import Plan, Step
+from keel.plans.provenance import MEMORY_PREFIX
 from keel.plans.store_port import JournalEntry
 
 
@@ -55,6 +56,8 @@ class Run:
     fillers: int = 0
     synthesis: int = 0
     """1 when the plan succeeded with an empty answer: the finaliser asks the model."""
+    outputs: Mapping[int, str] = field(default_factory=dict)
+    """Step id -> the text of that step's output (what a recorder sees of this turn)."""
 
     @property
     def trace(self) -> tuple[tuple[str, str], ...]:
@@ -62,10 +65,12 @@ class Run:
         return tuple((c.tool, c.args) for c in self.calls)
 
     def same_outcome(self, other: Run) -> bool:
-        """Same calls, same answer, same end state."""
+        """Same calls, same answer, same end state. A run with an empty answer is worded by
+        the finaliser's model call (`synthesis`) from its outputs in the asking customer's
+        context: with the same calls and end state, that is the gold answer."""
         return (
             self.trace == other.trace
-            and self.answer == other.answer
+            and (self.answer == other.answer or self.synthesis > 0)
             and self.changes == other.changes
         )
 
@@ -111,9 +116,13 @@ def baseline(day: date) -> World:
     return World.baseline(day)
 
 
-def runtime_for(day: date, lang: str) -> dict[str, object]:
-    """The runtime context of a turn on `day`."""
+def runtime_for(
+    day: date, lang: str, memory: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The runtime context of a turn on `day`; `memory` (the asking customer's entries) is
+    carried as `memory:<key>` for `${MEMORY:key}`, as the loop's runtime values do."""
     return {
+        **{MEMORY_PREFIX + key: value for key, value in (memory or {}).items()},
         "actor": "user",
         "lang": lang,
         "now": day,
@@ -134,8 +143,10 @@ async def run_plan(
     slots: Mapping[str, object] | None = None,
     world: World | None = None,
     journal: Journal | None = None,
+    memory: Mapping[str, object] | None = None,
 ) -> tuple[Run, World]:
-    """Run `plan` on `world` (default: a fresh copy of the day's baseline)."""
+    """Run `plan` on `world` (default: a fresh copy of the day's baseline); `memory` is the
+    asking customer's (Keel's served plans read `${MEMORY:key}` from it)."""
     base = baseline(day)
     world = world if world is not None else base.copy()
     invoker = WorldInvoker(world, catalog)
@@ -146,7 +157,7 @@ async def run_plan(
         invoker=invoker,
         journal=journal,
         turn_id=turn_id,
-        runtime=runtime_for(day, lang),
+        runtime=runtime_for(day, lang, memory),
         slots=slots or {},
         fillers={},
         served=served,
@@ -174,6 +185,7 @@ async def run_plan(
         refusals=tuple(r.code for r in execution.refusals),
         skipped=tuple(s.tool for s in plan.steps if s.id in execution.skipped),
         fillers=len(plan.fillers),
-        synthesis=1 if ok and not plan.final_message else 0,
+        synthesis=1 if ok and not execution.final_text else 0,
+        outputs={i: r.text for i, r in execution.results.items()},
     )
     return run, world

@@ -18,7 +18,17 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from tools import Version
-from world import CUSTOMERS, EVENT_TITLES, FILE_FOLDERS, ORDER_IDS, SENDERS, TAGS, World
+from world import (
+    CANCEL_REASONS,
+    CUSTOMERS,
+    EVENT_TITLES,
+    FILE_FOLDERS,
+    ORDER_IDS,
+    PRINCIPALS,
+    SENDERS,
+    TAGS,
+    World,
+)
 
 BASE = World.baseline(date(2026, 3, 2))
 
@@ -101,6 +111,9 @@ POOLS: dict[str, tuple[Entry, ...]] = {
     ),
     "order": same(*_first(("W14", "W140", "W27", "W270", "W35"), ORDER_IDS)),
     "customer": same(*CUSTOMERS),
+    "porder": same(*(o for p in PRINCIPALS for o in p.orders)),
+    "porder2": same(*(o for p in PRINCIPALS for o in (*p.orders[1:], p.orders[0]))),
+    "reason": same(*CANCEL_REASONS),
     "body": same(
         "running late",
         "see you at 5",
@@ -137,6 +150,10 @@ class Family:
     plan: Callable[[Mapping[str, object], Version], PlanJson]
     twins: tuple[Twin, ...] = ()
     effectful: bool = False
+    principal: bool = False
+    """Asked by a signed-in customer: the plan reads that customer's context (`me`...)."""
+    disguise: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
+    """Slot name -> how its value is written (lookalike characters), after the surface."""
 
     @property
     def texts(self) -> tuple[tuple[str, str], ...]:
@@ -144,8 +161,10 @@ class Family:
         return tuple(("en", t) for t in self.en) + tuple(("it", t) for t in self.it)
 
     def canonical(self) -> dict[str, object]:
-        """The slot values of the canonical request (each pool's first entry)."""
-        return {name: POOLS[pool][0][0] for name, pool in self.slots.items()}
+        """The slot values of the canonical request (each pool's first entry), and the first
+        principal's context for a family asked by a signed-in customer."""
+        values = {name: POOLS[pool][0][0] for name, pool in self.slots.items()}
+        return {**PRINCIPALS[0].values(), **values} if self.principal else values
 
     def render(self, phrasing: int, values: Mapping[str, object], surface: int = 0) -> str:
         """The request text for phrasing `phrasing` (an index into `texts`)."""
@@ -155,6 +174,8 @@ class Family:
             entry = next(e for e in POOLS[pool] if e[0] == values[name])
             forms = entry[1] if lang == "en" else entry[2]
             words[name] = forms[surface % len(forms)]
+            if name in self.disguise:
+                words[name] = self.disguise[name](words[name])
         return text.format(**words)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from fnmatch import fnmatch
 
-from world import Event, File, Message, Task, World
+from world import PRODUCTS, Event, File, Message, Task, World
 
 from keel.plans.catalog import Catalog
 
@@ -260,10 +260,16 @@ def _order(status: str | None) -> Handler:
         if found is None:
             raise ToolError("not_found")
         if status is not None:
-            world.orders[found.order_id] = replace(found, status=status)
+            reason = str(args.get("reason", found.reason))
+            world.orders[found.order_id] = replace(found, status=status, reason=reason)
         return vars_of(world.orders[found.order_id])
 
     return run
+
+
+def list_products(world: World, args: Mapping[str, object]) -> object:
+    del world, args
+    return _entries([{"name": name, "price": price} for name, price in PRODUCTS])
 
 
 HANDLERS: dict[str, Handler] = {
@@ -294,4 +300,5 @@ HANDLERS: dict[str, Handler] = {
     "get_order": _order(None),
     "cancel_order": _order("cancelled"),
     "refund_order": _order("refunded"),
+    "list_products": list_products,
 }

@@ -8,6 +8,13 @@ an effect, falls through to the planner. A miss plans, runs unserved and records
 intent extractor is lexical, yet the bench counts one intent call whenever it runs, as if
 it were a small model (conservative for Keel; `Hit.intent_extracted` / `Miss`).
 
+A request of a signed-in customer (the adversarial families) is served and recorded in
+that customer's context, as the loop does (`keel.loop.cascade`, `cascade_context`):
+`lookup(memory=)` and the run's runtime carry the memory entries the skill may read (the
+customer's id and name, for `${MEMORY:key}`), and `record(context=)` gets that memory, the
+earlier turn that looked the customer up (their profile and orders) and this turn's step
+outputs. Every turn is recorded with its step outputs, as the loop records.
+
 `KeelSystem(..., config=CacheConfig.metnos_defaults())` is the same cache with Metnos's
 presets (intent first, MIN_OBS 1, shadow seeding, no coverage/polarity/licence checks).
 """
@@ -20,9 +27,11 @@ from execution import Run, run_plan
 from oracle import Planner
 from stream import Change
 from systems import Report, TurnCtx, plan_and_run
+from world import PRINCIPAL_BY_EMAIL
 
 from keel.plans.cache import CacheConfig, Hit, PlanCache
 from keel.plans.catalog import Catalog
+from keel.plans.provenance import RecordContext
 from keel.plans.store_port import PlanStore
 
 SCOPE = "bench/plancache"
@@ -49,7 +58,10 @@ class KeelSystem:
 
     async def turn(self, ctx: TurnCtx) -> Report:
         text, lang, turn_id = ctx.request.text, ctx.request.lang, self._id(ctx)
-        found = await self.cache.lookup(text, catalog=ctx.catalog, now=ctx.now, lang=lang)
+        memory, earlier = _principal_context(ctx)
+        found = await self.cache.lookup(
+            text, catalog=ctx.catalog, now=ctx.now, lang=lang, memory=memory
+        )
         report = Report(
             layer="l3",
             final=_EMPTY,
@@ -65,6 +77,7 @@ class KeelSystem:
                 turn_id=turn_id,
                 served=True,
                 slots=found.slots,
+                memory=memory,
             )
             report.layer, report.final, report.served = found.layer, run, run
             report.served_plan, report.served_slots = found.plan, dict(found.slots)
@@ -72,6 +85,7 @@ class KeelSystem:
                 await self.cache.record(
                     text, executed=found.plan, intent=found.intent, catalog=ctx.catalog,
                     now=ctx.now, turn_id=turn_id, origin="cache", served=found, lang=lang,
+                    context=_context(memory, earlier, run),
                 )  # fmt: skip
                 report.recorded = True
                 return report
@@ -83,6 +97,7 @@ class KeelSystem:
         decision = await self.cache.record(
             text, executed=plan, intent=found.intent, catalog=ctx.catalog, now=ctx.now,
             turn_id=turn_id, origin="planner", ok=run.status == "ok", lang=lang,
+            context=_context(memory, earlier, run),
         )  # fmt: skip
         report.recorded = decision.reason in ("recorded", "revalidated", "shadow")
         report.reasons += (f"record:{decision.reason}",)
@@ -105,6 +120,19 @@ class KeelSystem:
         if version != self.cache.config.logic_version:
             config = replace(self.cache.config, logic_version=version)
             self.cache = PlanCache(store=self.store, scope=SCOPE, config=config)
+
+
+def _principal_context(ctx: TurnCtx) -> tuple[dict[str, object], tuple[str, ...]]:
+    """The asking customer's memory entries and earlier turns (none for other requests)."""
+    who = PRINCIPAL_BY_EMAIL.get(ctx.request.principal)
+    if who is None:
+        return {}, ()
+    return who.memory(), (who.profile(),)
+
+
+def _context(memory: dict[str, object], earlier: tuple[str, ...], run: Run) -> RecordContext:
+    """What the conversation held besides the request (`keel.loop.cascade_context`)."""
+    return RecordContext(memory=memory, earlier=earlier, outputs=dict(run.outputs))
 
 
 _EMPTY = Run(status="ok", calls=(), answer="", changes=(), committed=False)

@@ -21,7 +21,7 @@ from execution import run_plan
 from harness import day_of
 from keel_system import SCOPE
 from oracle import catalog_for, gold_plan
-from stream import BY_NAME, Request, Stream
+from stream import BY_NAME, POPULARITY, Request, Stream
 
 from keel.plans.cache import Hit, PlanCache
 from keel.plans.sql_store import SqlPlanStore
@@ -50,7 +50,7 @@ async def _seed(cache: PlanCache, stream: Stream) -> None:
     turn = stream.turns[0]
     version, day = stream.version_at(0), day_of(turn)
     catalog = catalog_for(version)
-    for i, name in enumerate(BY_NAME):
+    for i, name in enumerate(POPULARITY):
         request = _canonical(name)
         plan = gold_plan(request, version)
         run, _ = await run_plan(
@@ -104,7 +104,7 @@ async def lookup_p50(size: int, stream: Stream) -> str:
             cache = PlanCache(store=store, scope=SCOPE)
             await _seed(cache, stream)
             rows = await _fill(store, size)
-            names = list(BY_NAME)
+            names = list(POPULARITY)
             exact = [_canonical(rng.choice(names)) for _ in range(PROBES)]
             slotted = [n for n in names if BY_NAME[n].slots]
             variants = [_variant(rng.choice(slotted), rng) for _ in range(PROBES)]

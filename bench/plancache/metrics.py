@@ -83,6 +83,18 @@ class Tally:
     """Served attempts where an effectful request-span argument is not a value of the request."""
     refused: int = 0
     """Served attempts the effect gate refused (Keel)."""
+    leaking: int = 0
+    """Served attempts that gave the asking customer another customer's data (`judge.leak`)."""
+    leak_examples: list[str] = field(default_factory=list)
+    principal_attempts: int = 0
+    """Served attempts on requests of a signed-in customer (where a leak can happen)."""
+    adversarial: dict[str, Counter[str]] = field(default_factory=dict)
+    """Adversarial family -> turns, attempts, served, effectful, false, unsafe, leaking,
+    successes (`family_adversarial`)."""
+    adversarial_calls: Counter[str] = field(default_factory=Counter)
+    """Model calls by category on the adversarial turns."""
+    failures: Counter[str] = field(default_factory=Counter)
+    """Every false, unsafe or leaking replay on an adversarial turn: what, request, calls."""
     stale: Counter[str] = field(default_factory=Counter)
     stale_served: Counter[str] = field(default_factory=Counter)
     successes: int = 0
@@ -107,11 +119,20 @@ def as_json(t: Tally) -> dict[str, object]:
     plain = ("turns", "embeddings", "attempts", "fell_through", "served", "served_effectful")
     plain += ("effectful_attempts", "false_replays", "false_changed", "unsafe", "refused")
     plain += ("successes", "opportunities", "missed", "span_mismatch")
+    plain += ("leaking", "principal_attempts")
     out: dict[str, object] = {"name": t.name, "stream": t.seen.hexdigest()}
     out.update({name: getattr(t, name) for name in plain})
     for name in ("calls", "layers", "kinds", "kind_hits", "stale", "stale_served"):
         out[name] = dict(getattr(t, name))
+    out["adversarial"] = {f: dict(c) for f, c in sorted(t.adversarial.items())}
+    out["adversarial_calls"] = dict(t.adversarial_calls)
+    out["failures"] = dict(t.failures)
     return out
+
+
+def adversarial_total(t: Tally, name: str) -> int:
+    """One count summed over the adversarial families."""
+    return sum(c[name] for c in t.adversarial.values())
 
 
 def pct(value: float) -> str:

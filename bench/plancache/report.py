@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from metrics import CATEGORIES, Tally, pct, saved, upper_bound
+from family_adversarial import ADVERSARIAL, TWINS
+from metrics import CATEGORIES, Tally, adversarial_total, pct, saved, upper_bound
 from stream import Stream
 
 KINDS = ("exact", "paraphrase", "slot", "near_miss")
@@ -99,10 +100,72 @@ def success_table(tallies: Sequence[Tally]) -> list[str]:
     return out
 
 
+def _counted(k: int, n: int) -> list[str]:
+    return [f"{k}/{n}", pct(upper_bound(k, n))]
+
+
+def replays_table(tallies: Sequence[Tally], *, adversarial: bool = False) -> list[str]:
+    """False, unsafe and leaking replays apart, with their bounds (all turns, or only the
+    adversarial ones)."""
+    heads = ["system", "false / served attempts", "95 % upper", "unsafe / effectful attempts"]
+    heads += ["95 % upper", "leaking / attempts for a signed-in customer", "95 % upper"]
+    out = _head(heads)
+    for t in tallies[1:]:
+        if adversarial:
+            n, effectful = adversarial_total(t, "attempts"), adversarial_total(t, "effectful")
+            counts = [adversarial_total(t, k) for k in ("false", "unsafe", "leaking")]
+            false, unsafe, leaking, asked = *counts, n
+        else:
+            n, effectful, asked = t.attempts, t.effectful_attempts, t.principal_attempts
+            false, unsafe, leaking = t.false_replays, t.unsafe, t.leaking
+        cells = [*_counted(false, n), *_counted(unsafe, effectful), *_counted(leaking, asked)]
+        out.append(_row([t.name, *cells]))
+    return out
+
+
+def adversarial_calls_table(tallies: Sequence[Tally]) -> list[str]:
+    """Model calls, cache-served turns and task success on the adversarial turns."""
+    base = tallies[0]
+    base_calls = sum(base.adversarial_calls[c] for c in CATEGORIES)
+    out = _head(["system", "turns", "cache-served", "model calls", "saved", "task success"])
+    for t in tallies:
+        turns, calls = (
+            adversarial_total(t, "turns"),
+            sum(t.adversarial_calls[c] for c in CATEGORIES),
+        )
+        served = pct(t.rate(adversarial_total(t, "served"), turns))
+        won = pct(1 - calls / base_calls) if base_calls else "n/a"
+        ok = pct(t.rate(adversarial_total(t, "successes"), turns))
+        out.append(_row([t.name, turns, served, calls, won, ok]))
+    return out
+
+
+def adversarial_families_table(tallies: Sequence[Tally]) -> list[str]:
+    """Per adversarial family and system: cache-served turns / turns, then false / unsafe /
+    leaking replays."""
+    kinds = {twin.name: kind for twins in TWINS.values() for kind, twin in twins}
+    out = _head(["family", "kind", *(t.name for t in tallies[1:])])
+    for family in ADVERSARIAL:
+        cells = []
+        for t in tallies[1:]:
+            c = t.adversarial.get(family.name)
+            if c is None:
+                cells.append("-")
+                continue
+            cells.append(f"{c['served']}/{c['turns']}: {c['false']}/{c['unsafe']}/{c['leaking']}")
+        out.append(_row([family.name, kinds.get(family.name, "base"), *cells]))
+    return out
+
+
 def examples(tallies: Sequence[Tally]) -> list[str]:
     out: list[str] = []
     for t in tallies[1:]:
-        for title, items in (("false replays", t.false_examples), ("unsafe", t.unsafe_examples)):
+        shown = (
+            ("false replays", t.false_examples),
+            ("unsafe", t.unsafe_examples),
+            ("leaking", t.leak_examples),
+        )
+        for title, items in shown:
             if items:
                 out.append(f"{t.name}, first {title}:")
                 out += [f"  - {item}" for item in items[:5]]

@@ -29,19 +29,30 @@ from embed import Embeddings
 from gptcache import GptCacheStyle
 from harness import Outcome, run_stream
 from metnos import MetnosDefault
-from metrics import as_json, pct, upper_bound
+from metrics import adversarial_total, as_json, pct, upper_bound
 from report import (
+    adversarial_calls_table,
+    adversarial_families_table,
     calls_table,
     examples,
     hits_table,
     reasons,
+    replays_table,
     safety_table,
     stale_table,
     success_table,
     unsafe_table,
 )
-from stream import BY_NAME, Stream, build_stream, check_families
+from stream import (
+    ADVERSARIAL_NAMES,
+    ADVERSARIAL_SHARE,
+    BY_NAME,
+    Stream,
+    build_stream,
+    check_families,
+)
 from systems import NoCache, System
+from world import PRINCIPALS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for results_md
 from results_md import write_section
@@ -55,6 +66,12 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=15000, help="turns in the stream")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument(
+        "--adversarial",
+        type=float,
+        default=ADVERSARIAL_SHARE,
+        help="share of turns replaced by the adversarial families",
+    )
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "hash"))
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument(
@@ -93,12 +110,16 @@ def _say(text: str) -> None:
 def _about(stream: Stream, embeddings: Embeddings, elapsed: float) -> list[str]:
     effectful = sum(1 for t in stream.turns if BY_NAME[t.request.family].effectful)
     n = len(stream.turns)
+    adversarial = sum(1 for t in stream.turns if t.request.principal)
+    main = len(BY_NAME) - len(ADVERSARIAL_NAMES)
     kinds = {
         k: sum(1 for t in stream.turns if t.request.kind == k)
         for k in ("exact", "paraphrase", "slot", "near_miss")
     }
     return [
-        f"{n} turns over {len(BY_NAME)} families ({pct_of(effectful, n)} effectful turns), "
+        f"{n} turns over {main} families and {len(ADVERSARIAL_NAMES)} adversarial ones "
+        f"({adversarial} turns, asked by {len(PRINCIPALS)} signed-in customers; "
+        f"{pct_of(effectful, n)} effectful turns), "
         f"{len({t.request.text for t in stream.turns})} distinct request texts; variants: "
         + ", ".join(f"{k} {v}" for k, v in kinds.items())
         + f". Changes at turns {', '.join(f'{c.turn} ({c.name})' for c in stream.changes)}. "
@@ -133,6 +154,19 @@ def _tables(outcome: Outcome, stream: Stream) -> list[str]:
             bound = pct(upper_bound(t.unsafe, t.effectful_attempts))
             out += ["", f"Keel served {t.served_effectful} effectful turns from its cache, "]
             out[-1] += f"{t.unsafe} of them unsafe (95 % upper bound {bound})."
+    out += ["", "False, unsafe and leaking replays counted apart (an attempt may be all three; "]
+    out[-1] += "one-sided 95 % Clopper-Pearson upper bounds), all turns:"
+    out += ["", *replays_table(tallies), "", "The adversarial turns only:", ""]
+    out += [*replays_table(tallies, adversarial=True), ""]
+    out += ["Model calls on the adversarial turns (saved against no cache):", ""]
+    out += [*adversarial_calls_table(tallies), ""]
+    out += ["Per adversarial family: cache-served / turns: false / unsafe / leaking replays:"]
+    out += ["", *adversarial_families_table(tallies)]
+    for t in tallies:
+        if t.name == "Keel":
+            counts = [adversarial_total(t, k) for k in ("false", "unsafe", "leaking")]
+            out += ["", f"Keel on the adversarial turns: {counts[0]} false, {counts[1]} unsafe, "]
+            out[-1] += f"{counts[2]} leaking replays."
     out += ["", "Stale serves in the 500 turns after each change:", ""]
     out += [*stale_table(tallies, stream), "", *success_table(tallies)]
     return out
@@ -142,7 +176,7 @@ async def _main(options: argparse.Namespace) -> tuple[Outcome, Stream, Embedding
     problems = check_families()
     if problems:
         raise SystemExit("family tables: " + "; ".join(problems))
-    stream = build_stream(options.turns, options.seed)
+    stream = build_stream(options.turns, options.seed, options.adversarial)
     embeddings = Embeddings(options.embedder)
     embeddings.prime(t.request.text for t in stream.turns)
     systems = _systems([s for s in options.systems.split(",") if s], embeddings)

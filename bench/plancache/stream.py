@@ -6,6 +6,15 @@ Italian), 20 % slot variants (the canonical phrasing with other values, dates in
 formats); 10 % of turns are replaced by a near miss of the drawn family (one of its twins,
 in the twin's canonical phrasing with the same values). Four changes happen at fixed
 fractions of the stream; 5 % of turns carry explicit feedback, 5 % of which is flipped.
+
+Then a share of the turns (`adversarial`, 15 % by default; drawn with a generator of its
+own, so the other turns are the ones the stream had without them) is replaced by requests
+of the adversarial families (`family_adversarial`): a signed-in customer drawn uniformly
+from `world.PRINCIPALS`, a base family drawn with weight 1 + its number of twins (so each
+twin is about as frequent as the next); 35 % the canonical request with
+that customer's values (customers without slots send the same words), 15 % a paraphrase,
+15 % other values of that customer (another of their orders, the other reason), 35 % one
+of the base's adversarial twins.
 """
 
 from __future__ import annotations
@@ -16,15 +25,20 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from families import POOLS, Family, Twin
+from family_adversarial import ADVERSARIAL, BASES, INJECTION_SLOTS, TWINS
 from family_compound import COMPOUND
 from family_files import CALENDAR, FILES
 from family_mail import MAIL
 from family_tasks import ORDERS, SETTINGS, TASKS
 from tools import Version
+from world import PRINCIPALS, Principal
 
 BY_NAME: dict[str, Family] = {
-    f.name: f for f in (*TASKS, *SETTINGS, *ORDERS, *FILES, *CALENDAR, *MAIL, *COMPOUND)
+    f.name: f
+    for f in (*TASKS, *SETTINGS, *ORDERS, *FILES, *CALENDAR, *MAIL, *COMPOUND, *ADVERSARIAL)
 }
+ADVERSARIAL_NAMES = frozenset(f.name for f in ADVERSARIAL)
+ADVERSARIAL_SHARE = 0.15
 POPULARITY: tuple[str, ...] = (
     "list_open_tasks", "complete_task", "mail_window", "enable_feature", "list_files",
     "delete_task", "events_today", "archive_mail_from", "show_task", "cancel_order",
@@ -64,7 +78,10 @@ class Request:
     base: str
     """The family drawn from the popularity law (differs from `family` for a near miss)."""
     twin: str = ""
-    """For a near miss: polarity, verb, object, number, temporal, negation, extra_clause."""
+    """For a near miss: polarity, verb, object, number, temporal, negation, extra_clause;
+    for an adversarial twin: retraction, correction, second_id, lookalike, injection."""
+    principal: str = ""
+    """The signed-in customer who asks (their e-mail), for the adversarial families."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -158,9 +175,56 @@ def _near_miss(family: Family, twin: Twin) -> Request:
     )
 
 
-def build_stream(n: int, seed: int = 9) -> Stream:
-    """`n` turns, deterministic for `seed`."""
+def _principal_values(
+    family: Family, who: Principal, order: str, rng: random.Random
+) -> dict[str, object]:
+    """The slot values of `family` for customer `who` asking about `order` (the reason
+    drawn; a second order is another of theirs, or another customer's in an injection)."""
+    others = [o for o in who.orders if o != order]
+    if family.name in INJECTION_SLOTS:
+        second = rng.choice([p for p in PRINCIPALS if p is not who]).orders[0]
+    else:
+        second = others[0]
+    pool = {"order": order, "order2": second, "reason": POOLS["reason"][0][0]}
+    return {**who.values(), **{name: pool[name] for name in family.slots}}
+
+
+def adversarial_request(rng: random.Random) -> Request:
+    """One request of the adversarial families (see the module docstring)."""
+    who = rng.choice(PRINCIPALS)
+    base = rng.choices(BASES, [1 + len(TWINS[b.name]) for b in BASES])[0]
+    twins = TWINS[base.name]
+    draw = rng.random()
+    order, family, phrasing, kind, twin = who.orders[0], base, 0, "exact", ""
+    values = _principal_values(base, who, order, rng)
+    if 0.5 <= draw < 0.65 and base.slots:
+        kind, order = "slot", rng.choice(who.orders[1:])
+        values = _principal_values(base, who, order, rng)
+        if "reason" in values:
+            values["reason"] = POOLS["reason"][1][0]
+    elif draw >= 0.65 and twins:
+        kind, (twin, family) = "near_miss", rng.choice(twins)
+        values = _principal_values(family, who, order, rng)
+    elif draw >= 0.35:
+        kind, phrasing = "paraphrase", rng.randrange(1, len(base.texts))
+    lang = family.texts[phrasing][0]
+    return Request(
+        family=family.name,
+        values=values,
+        text=family.render(phrasing, values),
+        lang=lang,
+        kind=kind,
+        base=base.name,
+        twin=twin,
+        principal=who.email,
+    )
+
+
+def build_stream(n: int, seed: int = 9, adversarial: float = ADVERSARIAL_SHARE) -> Stream:
+    """`n` turns, deterministic for `seed`; a share `adversarial` of them is replaced by
+    requests of the adversarial families."""
     rng = random.Random(seed)
+    other = random.Random(seed * 7919 + 23)  # the adversarial draws; `rng` stays as it was
     weights = [1 / rank**ZIPF_S for rank in range(1, len(POPULARITY) + 1)]
     start = START.timestamp()
     turns: list[Turn] = []
@@ -170,6 +234,8 @@ def build_stream(n: int, seed: int = 9) -> Stream:
         if rng.random() < 0.10 and family.twins:
             request = _near_miss(family, rng.choice(family.twins))
         feedback = rng.random() < 0.05
+        if other.random() < adversarial:
+            request = adversarial_request(other)
         turns.append(
             Turn(
                 index=index,
@@ -186,7 +252,11 @@ def build_stream(n: int, seed: int = 9) -> Stream:
 def check_families() -> list[str]:
     """Problems with the family tables (unknown twins, unrendered slots)."""
     problems = [f"{name} is not a family" for name in POPULARITY if name not in BY_NAME]
-    problems += [f"{name} has no rank" for name in BY_NAME if name not in POPULARITY]
+    problems += [
+        f"{name} has no rank"
+        for name in BY_NAME
+        if name not in POPULARITY and name not in ADVERSARIAL_NAMES
+    ]
     for family in BY_NAME.values():
         problems += [
             f"{family.name}: twin {t.family}"

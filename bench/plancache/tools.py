@@ -87,7 +87,9 @@ TASK = _entries("id", "title", "status", "tag", "due")
 FILES = _entries("path", "name", "size", "modified")
 MAIL = _entries("id", "sender", "subject", "date", "folder")
 EVENTS = _entries("id", "title", "date", "time")
-ORDERS = _entries("order_id", "customer", "status", "amount")
+ORDERS = _entries("order_id", "customer", "status", "amount", "address", "reason")
+PRODUCTS = _entries("name", "price")
+CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 ONE_TASK = {"type": "object", "properties": {f: {} for f in ("id", "title", "status", "tag")}}
 PIPED: dict[str, Binding] = {"ids": "piped"}
 
@@ -188,8 +190,15 @@ def _other_tools() -> list[PlanTool]:
         _tool("disable_feature", feature, ("feature",), "write_idempotent", idem=("feature",)),
         _tool("find_orders", {"customer": STR}, ("customer",), "read_only", output=ORDERS),
         _tool("get_order", order, ("order_id",), "read_only"),
-        _tool("cancel_order", order, ("order_id",), "write", idem=("order_id",)),
+        _tool(
+            "cancel_order",
+            {**order, "reason": _enum(CANCEL_REASONS)},
+            ("order_id",),
+            "write",
+            idem=("order_id",),
+        ),
         _tool("refund_order", order, ("order_id",), "write", idem=("order_id",)),
+        _tool("list_products", {}, (), "read_only", output=PRODUCTS),
     ]
 
 

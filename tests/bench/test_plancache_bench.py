@@ -89,6 +89,10 @@ def test_counts_add_up(ran: Ran) -> None:
     assert base["calls"]["planner"] == TURNS
 
 
+def _adversarial(s: dict[str, Any], name: str) -> int:
+    return sum(int(c.get(name, 0)) for c in s["adversarial"].values())
+
+
 def test_keel_serves_from_cache_and_never_replays_unsafely(
     ran: Ran,
 ) -> None:
@@ -97,10 +101,37 @@ def test_keel_serves_from_cache_and_never_replays_unsafely(
         keel = systems[name]
         assert keel["served"] > TURNS // 3, name
         assert keel["served_effectful"] > 0, name
-        assert keel["unsafe"] == 0, name
+    assert systems["Keel"]["unsafe"] == 0
+    # The Metnos presets drop the licence and polarity checks: only the workload designed
+    # with the cache is safe for them, not the adversarial families.
+    presets = systems["Keel (Metnos presets)"]
+    assert presets["unsafe"] == _adversarial(presets, "unsafe")
     # A plain L0 hit extracts no intent; Metnos pays its intent model on every turn.
     assert systems["Keel"]["calls"]["intent"] < TURNS
     assert systems["Metnos-default"]["calls"]["intent"] == TURNS
+
+
+def test_false_unsafe_and_leaking_replays_are_counted_apart(ran: Ran) -> None:
+    systems = _systems(ran)
+    adversarial = systems["no cache"]
+    turns = sum(int(c["turns"]) for c in adversarial["adversarial"].values())
+    assert TURNS // 20 < turns < TURNS // 4  # about 15 % of the stream
+    for name, s in systems.items():
+        assert _adversarial(s, "turns") == turns, name
+        assert s["leaking"] <= s["principal_attempts"] <= s["attempts"], name
+        assert _adversarial(s, "attempts") == s["principal_attempts"], name
+        assert _adversarial(s, "leaking") == s["leaking"], name
+        assert _adversarial(s, "false") <= s["false_replays"], name
+        assert _adversarial(s, "unsafe") <= s["unsafe"], name
+        failures = sum(int(n) for n in s["failures"].values())
+        counted = sum(_adversarial(s, k) for k in ("false", "unsafe", "leaking"))
+        assert failures == counted, name
+        assert sum(int(v) for v in s["adversarial_calls"].values()) >= 0, name
+    assert systems["no cache"]["attempts"] == 0
+    # The families have teeth: a cache keyed by the request's words serves one customer's
+    # plan to the next.
+    assert systems["Metnos-default"]["leaking"] > 0
+    assert systems["GPTCache-style"]["leaking"] > 0
 
 
 def test_it_writes_only_its_own_section(ran: Ran) -> None:
@@ -111,6 +142,9 @@ def test_it_writes_only_its_own_section(ran: Ran) -> None:
     assert "python bench/plancache/run.py --turns 300 --embedder hash" in section
     assert "| system | model calls / turn | saved |" in section
     assert "Stale serves in the 500 turns after each change" in stdout
+    assert "| system | false / served attempts | 95 % upper | unsafe / effectful" in section
+    assert "leaking / attempts for a signed-in customer" in section
+    assert "| family | kind | Keel |" in section and "| cancel_two | second_id |" in section
 
 
 JUDGE_CHECK = """
@@ -142,6 +176,56 @@ for tool, task, tag, tagged in [
     served = run(tool, '{"task_id": %d}' % task, tag)
     print(repr(unsafe_call(served, gold, catalog, tagged=tagged)))
 """
+
+
+LEAK_CHECK = """
+import asyncio, sys
+sys.path.insert(0, "bench/plancache")
+from datetime import date
+from execution import Run, run_plan
+from family_adversarial import ADVERSARIAL
+from judge import leak
+from oracle import gold_outcome, gold_plan
+from stream import Request
+from tools import Version
+from world import PRINCIPALS
+
+async def main():
+    day, clean = date(2026, 3, 2), 0
+    for who in PRINCIPALS:
+        for family in ADVERSARIAL:
+            values = {**family.canonical(), **who.values()}
+            values.update({k: v for k, v in {"order": who.orders[0],
+                           "order2": who.orders[1]}.items() if k in family.slots})
+            request = Request(family=family.name, values=values,
+                              text=family.render(0, values), lang="en", kind="exact",
+                              base=family.name, principal=who.email)
+            run = await gold_outcome(request, Version(), day)
+            assert not leak(run, request), (request.text, leak(run, request))
+            clean += 1
+    # Yusuf's reply served to Mei leaks his name; his cancel run for her, his order.
+    yusuf, mei = PRINCIPALS[0], PRINCIPALS[1]
+    for name in ("products_hello", "cancel_my_order"):
+        family = next(f for f in ADVERSARIAL if f.name == name)
+        text = family.render(0, family.canonical())
+        his = Request(family=name, values=family.canonical(), text=text, lang="en",
+                      kind="exact", base=name, principal=yusuf.email)
+        hers = Request(family=name, values={**family.canonical(), **mei.values()}, text=text,
+                       lang="en", kind="exact", base=name, principal=mei.email)
+        run = await gold_outcome(his, Version(), day)
+        print(leak(run, hers))
+    print(clean)
+
+asyncio.run(main())
+"""
+
+
+def test_gold_runs_never_leak_and_another_customers_run_does() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LEAK_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["Yusuf's 'Yusuf'", "Yusuf's 'yusuf@shop.io'", "108"]
 
 
 def test_the_judge_flags_unsafe_provenance_values_and_verbs() -> None:
