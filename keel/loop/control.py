@@ -4,15 +4,15 @@
 button tap: none of them is something the user said, so the model never reads one as user
 text. What the user did say by tapping is the button's title, when the channel sent it.
 The driver (`keel.loop.driver.control_turn`) runs `/session_end` and `/restart` without a
-model call; after a `/restart` the model reads nothing said before it (`since_restart`).
+model call; after a `/restart` the model reads nothing said before it
+(`keel.loop.model_call.history`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Final
 
-from keel.events.model import Event, UserMessage
+from keel.events.model import UserMessage
 from keel.memory.payload import PREFIX as SET_PREFIX
 
 SESSION_START: Final = "/session_start"
@@ -33,13 +33,3 @@ def said_by_user(event: UserMessage) -> str | None:
         title = event.button_title
         return title if title is not None and title.strip() else None
     return None if is_control_message(event.text) else event.text
-
-
-def since_restart(events: Sequence[Event]) -> int:
-    """Where the conversation the model may read begins: just after the last `/restart`
-    (Rasa forgets everything before a restart), else 0."""
-    for index in range(len(events) - 1, -1, -1):
-        event = events[index]
-        if isinstance(event, UserMessage) and event.text.strip() == RESTART:
-            return index + 1
-    return 0

@@ -14,7 +14,7 @@ from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, Text
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
 from keel.llm.usage import cost_of, spec_for
 from keel.loop import lifecycle, stack
-from keel.loop.control import said_by_user, since_restart
+from keel.loop.control import RESTART, said_by_user
 from keel.loop.history import Fitted, estimate_tokens, fit_history
 from keel.loop.machine import frame_block
 from keel.loop.offer import (
@@ -82,13 +82,14 @@ def history(t: TurnContext) -> tuple[list[Message], list[Message]]:
     earlier: list[Message] = []
     current: list[Message] = []
     turn_start = len(t.history)
-    events = t.all_events()
-    begin = since_restart(events)  # nothing said before a `/restart` is read
-    for index, event in enumerate(events):
-        if index < begin:
-            continue
+    for index, event in enumerate(t.all_events()):
         target = earlier if index < turn_start else current
         if isinstance(event, UserMessage):
+            if event.text.strip() == RESTART:
+                # Nothing said before a `/restart` is read; one pass, not a scan back first.
+                earlier.clear()
+                current.clear()
+                continue
             said = said_by_user(event)
             if said is not None:
                 target.append({"role": "user", "content": said})
