@@ -35,10 +35,13 @@ from collections.abc import Callable, Mapping
 from families import Family, PlanJson, plan, step
 from tools import Version
 
-STATUS = "Order ${step1.order_id} is ${step1.status}, shipping to ${step1.address}."
+STATUS = "${step1.order_id}: ${step1.status}."
+"""The answer about one order, worded as `order_status` and `cancel_order` word it: the
+same request in other words must get the same answer from the planner."""
+MINE = "Your order ${step1.order_id} is ${step1.status}, shipping to ${step1.address}."
 KEPT = "OK, I did not cancel ${step1.order_id}; it is still ${step1.status}."
-CANCELLED = "Cancelled ${step1.order_id}."
-BOTH = "Cancelled ${step1.order_id} and ${step2.order_id}."
+CANCELLED = STATUS
+BOTH = "${step1.order_id}: ${step1.status}; ${step2.order_id}: ${step2.status}."
 ORDER = {"order": "porder"}
 TWO = {"order": "porder", "order2": "porder2"}
 INJECTED = {"order2": "porder"}
@@ -69,9 +72,7 @@ def _products(v: Mapping[str, object], ver: Version) -> PlanJson:
 
 
 def _mine(v: Mapping[str, object], ver: Version) -> PlanJson:
-    return plan(
-        step("get_order", order_id=v["me_order"]), final=STATUS.replace("Order", "Your order")
-    )
+    return plan(step("get_order", order_id=v["me_order"]), final=MINE)
 
 
 def _kept_mine(v: Mapping[str, object], ver: Version) -> PlanJson:
@@ -107,7 +108,7 @@ def _reason(order: str, reason: str | None = None) -> Builder:
         why = reason if reason is not None else v["reason"]
         return plan(
             step("cancel_order", order_id=v[order], reason=why),
-            final="Cancelled ${step1.order_id} (${step1.reason}).",
+            final="${step1.order_id}: ${step1.status} (${step1.reason}).",
         )
 
     return build
@@ -268,7 +269,7 @@ _TWINS: tuple[tuple[str, str, Family], ...] = (
             lambda v, ver: plan(
                 step("get_order", order_id=v["order"]),
                 step("get_order", order_id=v["order2"]),
-                final="${step1.order_id}: ${step1.status}; ${step2.order_id}: ${step2.status}.",
+                final=BOTH,
             ),
             slots=TWO,
         ),

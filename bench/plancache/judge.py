@@ -222,14 +222,15 @@ class Judge:
             adversarial["attempts"] += 1
             adversarial["served"] += int(report.planner_calls == 0)
             adversarial["effectful"] += int(effectful)
-            request, shown = gold.request, f"{run.answer!r} <- {_calls(run)}"
-            asker = request.principal.split("@")[0]
-            for what, happened in (("false", false), ("unsafe", why), ("leaking", leaked)):
-                if happened:
+        request, shown = gold.request, f"{run.answer!r} <- {_calls(run)}"
+        asker = request.principal.split("@")[0] or "-"
+        for what, happened in (("false", false), ("unsafe", why), ("leaking", leaked)):
+            if happened:
+                if adversarial is not None:
                     adversarial[what] += 1
-                    detail = f" ({happened})" if isinstance(happened, str) else ""
-                    key = f"{what}{detail} {request.family}, {asker}: {request.text!r} -> {shown}"
-                    tally.failures[key] += 1
+                detail = f" ({happened})" if isinstance(happened, str) else ""
+                key = f"{what}{detail} {request.family}, {asker}: {request.text!r} -> {shown}"
+                tally.failures[key] += 1
         for change in self.changes:
             in_window = change.turn <= gold.index < change.turn + STALE_WINDOW
             if in_window and self.affected(gold.request, change):

@@ -94,7 +94,7 @@ class Tally:
     adversarial_calls: Counter[str] = field(default_factory=Counter)
     """Model calls by category on the adversarial turns."""
     failures: Counter[str] = field(default_factory=Counter)
-    """Every false, unsafe or leaking replay on an adversarial turn: what, request, calls."""
+    """Every false, unsafe or leaking replay: what, family, asker, request, answer, calls."""
     stale: Counter[str] = field(default_factory=Counter)
     stale_served: Counter[str] = field(default_factory=Counter)
     successes: int = 0
@@ -116,7 +116,8 @@ class Tally:
 
 def as_json(t: Tally) -> dict[str, object]:
     """The counts of a tally (for `--json` and the smoke test)."""
-    plain = ("turns", "embeddings", "attempts", "fell_through", "served", "served_effectful")
+    plain: tuple[str, ...] = ("turns", "embeddings", "attempts", "fell_through", "served")
+    plain += ("served_effectful",)
     plain += ("effectful_attempts", "false_replays", "false_changed", "unsafe", "refused")
     plain += ("successes", "opportunities", "missed", "span_mismatch")
     plain += ("leaking", "principal_attempts")
