@@ -141,8 +141,8 @@ def adversarial_calls_table(tallies: Sequence[Tally]) -> list[str]:
 
 
 def adversarial_families_table(tallies: Sequence[Tally]) -> list[str]:
-    """Per adversarial family and system: cache-served turns / turns, then false / unsafe /
-    leaking replays."""
+    """Per adversarial family and system: served attempts / turns, then false / unsafe /
+    leaking replays among those attempts."""
     kinds = {twin.name: kind for twins in TWINS.values() for kind, twin in twins}
     out = _head(["family", "kind", *(t.name for t in tallies[1:])])
     for family in ADVERSARIAL:
@@ -152,7 +152,8 @@ def adversarial_families_table(tallies: Sequence[Tally]) -> list[str]:
             if c is None:
                 cells.append("-")
                 continue
-            cells.append(f"{c['served']}/{c['turns']}: {c['false']}/{c['unsafe']}/{c['leaking']}")
+            counts = f"{c['false']}/{c['unsafe']}/{c['leaking']}"
+            cells.append(f"{c['attempts']}/{c['turns']}: {counts}")
         out.append(_row([family.name, kinds.get(family.name, "base"), *cells]))
     return out
 

@@ -160,7 +160,7 @@ def _tables(outcome: Outcome, stream: Stream) -> list[str]:
     out += [*replays_table(tallies, adversarial=True), ""]
     out += ["Model calls on the adversarial turns (saved against no cache):", ""]
     out += [*adversarial_calls_table(tallies), ""]
-    out += ["Per adversarial family: cache-served / turns: false / unsafe / leaking replays:"]
+    out += ["Per adversarial family: served attempts / turns: false / unsafe / leaking replays:"]
     out += ["", *adversarial_families_table(tallies)]
     for t in tallies:
         if t.name == "Keel":
