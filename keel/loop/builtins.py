@@ -13,7 +13,7 @@ from keel.errors import KeelError
 from keel.events.base import RoutingSource
 from keel.events.model import RoutingDecided
 from keel.llm.port import ToolCall
-from keel.loop import lifecycle, stack
+from keel.loop import activation_fill, lifecycle, stack
 from keel.loop.confirmations import resolve_pending
 from keel.loop.memory_ops import Refusal, plan_write
 from keel.loop.model_call import call_mode
@@ -32,6 +32,7 @@ from keel.loop.outcome import Outcome, _Done, _error, _ok, _refused
 from keel.loop.post_write import write_with_hook
 from keel.loop.tools_run import CallSite, record_run
 from keel.loop.turn import Next, TurnContext
+from keel.project.offline_config import runs
 from keel.tools import ToolResult
 
 
@@ -54,16 +55,18 @@ async def _activate(
     t: TurnContext, call: ToolCall, args: Mapping[str, object], site: CallSite
 ) -> Outcome:
     target = str(args.get("target_id", ""))
+    given = args.get("fields")
     offer = lifecycle.resume_offer(t)
     if offer is not None and target == offer:
         await lifecycle.resume(t)
-        return _Done(_ok("activate: done"))
+        return _Done(_ok(_activated(await activation_fill.not_applied(t, given, call, site))))
     skill = t.active_skill
     if target in block_targets(t.state, skill) and skill is not None:
         block = skill.document.block(target)
         if block is not None:
             await lifecycle.enter_block(t, skill.skill_id, block)
-            return _Done(_ok("activate: done"))
+            problem = await activation_fill.not_applied(t, given, call, site)
+            return _Done(_ok(_activated(problem)))
     eligible = tuple(s.skill_id for s in eligible_skills(t.definition, t.state))
     if target not in eligible:
         return await _refused(
@@ -81,7 +84,16 @@ async def _activate(
         tok.kind == "skill" and tok.target == target for tok in skill.document.tokens
     )
     await lifecycle.activate(t, target, interrupt=skill is not None and not sub_skill)
-    return _Done(_ok("activate: done"))
+    # What the message already said is written before the first collect can ask for it.
+    problems = await activation_fill.fill_given(t, target, given, call, site)
+    if runs(t.definition.config.offline.extraction, has_model=True):
+        await activation_fill.fill_extracted(t, target)
+    return _Done(_ok(_activated("; ".join(problems) or None)))
+
+
+def _activated(problem: str | None) -> str:
+    """`activate`'s result: done, with the values it did not record and why."""
+    return "activate: done" if problem is None else f"activate: done; not recorded: {problem}"
 
 
 async def _set_fields(

@@ -15,8 +15,9 @@ from types import MappingProxyType
 from keel.conditions import Outcome, evaluate
 from keel.events.fold import ConversationState
 from keel.loop.stack import top_block
-from keel.memory import reader_for
+from keel.memory import MemoryField, reader_for
 from keel.project.definition import AgentDefinition, Skill
+from keel.skills import CollectStep
 
 RESUME_OFFER_KEY = "system.resume_offer"
 """Engine memory: the parked skill the user was offered to resume."""
@@ -192,13 +193,66 @@ def tool_gate(
     return Outcome.TRUE
 
 
-def activate_offer(targets: tuple[str, ...]) -> Offer:
-    """`activate` with the current targets named in its description."""
+def collect_fields(definition: AgentDefinition, skill: Skill) -> tuple[MemoryField, ...]:
+    """The skill's own entries its `collect:` steps ask for, in block and step order."""
+    found: list[MemoryField] = []
+    for block in skill.document.blocks:
+        for step in block.steps:
+            if not isinstance(step, CollectStep):
+                continue
+            field_ = definition.memory.resolve(step.entry, skill.skill_id)
+            if field_ is not None and field_.namespace == skill.skill_id and field_ not in found:
+                found.append(field_)
+    return tuple(found)
+
+
+Collectable = tuple[tuple[str, tuple[MemoryField, ...]], ...]
+"""Per target skill (in target order), the entries its collect steps ask for."""
+
+
+def collectable(definition: AgentDefinition, skills: tuple[Skill, ...]) -> Collectable:
+    """The target skills that collect entries, each with those entries."""
+    found = ((s.skill_id, collect_fields(definition, s)) for s in skills)
+    return tuple((skill_id, fields) for skill_id, fields in found if fields)
+
+
+def _fields_schema(targets: Collectable) -> dict[str, object]:
+    """`activate`'s optional `fields`: the target skills' collect entries, for the values the
+    user already gave in the message that starts the skill. Typed only in the text: a value
+    is checked when it is written (as `set_fields` checks), so a wrong one leaves its entry
+    unfilled instead of refusing the whole activation."""
+    properties: dict[str, dict[str, str]] = {}
+    for skill_id, fields in targets:
+        for f in fields:
+            about = f"{skill_id} ({f.type}): {f.description or f.name}"
+            entry = properties.setdefault(f.name, {"description": about})
+            if about not in entry["description"]:
+                entry["description"] += "; " + about
+    return {
+        "type": "object",
+        "description": "Optional: entry name -> value the user already stated; never guess.",
+        "properties": properties,
+    }
+
+
+def activate_offer(targets: tuple[str, ...], collecting: Collectable = ()) -> Offer:
+    """`activate` with the current targets named in its description, and the optional
+    `fields` argument when a target skill collects entries (`keel.loop.activation_fill`)."""
+    description = "Start a skill (or an ordered block of the active skill). Targets: " + (
+        ", ".join(targets)
+    )
+    properties: dict[str, object] = {"target_id": {"type": "string"}}
+    if collecting:
+        listed = "; ".join(f"{s}: " + ", ".join(f.name for f in fs) for s, fs in collecting)
+        description += (
+            "\nWith `fields` (optional), record the values the user already gave in this "
+            f"message for the target's entries: {listed}"
+        )
+        properties["fields"] = _fields_schema(collecting)
     return Offer(
         name=ACTIVATE,
-        description="Start a skill (or an ordered block of the active skill). Targets: "
-        + ", ".join(targets),
-        parameters=_object({"target_id": {"type": "string"}}, ("target_id",)),
+        description=description,
+        parameters=_object(properties, ("target_id",)),
         builtin=True,
     )
 
@@ -243,7 +297,9 @@ def offered_tools(
 ) -> tuple[Offer, ...]:
     """Every tool offered on this call, builder tools first, in a stable order."""
     skill = definition.skill(state.active_skill_id) if state.active_skill_id else None
-    targets = tuple(s.skill_id for s in eligible_skills(definition, state))
+    eligible = eligible_skills(definition, state)
+    targets = tuple(s.skill_id for s in eligible)
+    collecting = collectable(definition, eligible)
     targets += block_targets(state, skill)
     parked = state.memory.get(RESUME_OFFER_KEY)
     if isinstance(parked, str) and parked not in targets:
@@ -254,7 +310,7 @@ def offered_tools(
         # After a search the list shrinks to activate, search_knowledge, cannot_help (and
         # resolve_tool_confirmation while one is pending) for the rest of the turn (§7.5).
         if targets:
-            offers.append(activate_offer(targets))
+            offers.append(activate_offer(targets, collecting))
         offers += [_STATIC[SEARCH_KNOWLEDGE], _STATIC[CANNOT_HELP]]
         return tuple(offers + ([_STATIC[RESOLVE]] if pending else []))
     if skill is not None:
@@ -262,7 +318,7 @@ def offered_tools(
             o for o in builder_offers(definition, state, skill) if o.name not in mode.withheld
         ]
     if targets:
-        offers.append(activate_offer(targets))
+        offers.append(activate_offer(targets, collecting))
     if skill is not None:
         if llm_writable(definition, skill, mode):
             offers.append(_STATIC[SET_FIELDS])

@@ -6,7 +6,9 @@ returns what the loop does instead, or None to call the model after all:
 * **no skill active**: the offline router (`routing.offline`) routes a confident message
   (`routing_decided`, source `router`, tier None, with its confidence); when unsure it
   defers to the model, or with no model asks which skill was meant, with buttons for the
-  best candidates (each a `/skill_id` slash command);
+  best candidates (each a `/skill_id` slash command); where extraction runs, the routed
+  skill's collect entries the message already holds are filled before the first collect
+  asks (`keel.loop.activation_fill`);
 * **a `collect` step waits**: its entry's typed extractor (`extraction`) fills an
   unambiguous value (hooks run as for `set_fields`); otherwise the model is asked, or with
   no model the step's question is asked again;
@@ -29,7 +31,7 @@ from keel.extract import Found
 from keel.extract.fill import extract, spec_for
 from keel.llm.none import has_model
 from keel.llm.port import Model
-from keel.loop import lifecycle, stack
+from keel.loop import activation_fill, lifecycle, stack
 from keel.loop.deliver import render_response
 from keel.loop.machine import frame_block
 from keel.loop.memory_ops import Refusal, plan_write
@@ -94,6 +96,9 @@ async def _route(t: TurnContext, router: OfflineRouter) -> Next | None:
         )
         await lifecycle.drop_resume_offer(t)
         await lifecycle.activate(t, decision.skill_id, interrupt=False)
+        if runs(t.definition.config.offline.extraction, has_model=with_model):
+            # The routed message may already hold what the skill's collects ask for.
+            await activation_fill.fill_extracted(t, decision.skill_id)
         return Next.CONTINUE
     if with_model:
         return None
