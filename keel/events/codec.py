@@ -28,7 +28,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -40,6 +40,7 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         4: "adds error_code to tool_executed and mcp_tool_executed (MCP tools)",
         5: "adds plan_cache_decided and plan_executed (the plan cache) and the `plan` "
         "response source",
+        6: "adds cached_input_tokens and cache_write_tokens to model_called (prompt caching)",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -76,8 +77,16 @@ def _v4_to_v5(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
+def _v5_to_v6(data: dict[str, object]) -> dict[str, object]:
+    # Version 6 adds the prompt-cache counts to model_called; before it nothing was cached.
+    if data.get("type") == "model_called":
+        data.setdefault("cached_input_tokens", 0)
+        data.setdefault("cache_write_tokens", 0)
+    return data
+
+
 UPCASTERS: Mapping[int, Upcaster] = MappingProxyType(
-    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 )
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 

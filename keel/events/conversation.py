@@ -113,7 +113,12 @@ class ModelCalled(EventBase):
     """The tier asked for (`router`, `default`, `reasoning`, ...)."""
 
     input_tokens: int
+    """Every prompt token, cached ones included."""
     output_tokens: int
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those read from the provider's prompt cache (schema version 6)."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the provider's prompt cache (version 6)."""
     latency_ms: float
     cost: float | None = None
     """Cost in the provider's currency units, when known."""

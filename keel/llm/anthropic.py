@@ -11,6 +11,8 @@ module as a `keel.llm.ModelError`.
 Requests: a `ModelRequest` (OpenAI Chat message shapes) becomes Messages API parameters.
 
     system messages        -> the `system` parameter, joined with blank lines, in order
+                              (split into two text blocks at the prompt's stable part when
+                              the request says where it ends: see Prompt caching below)
     user                   -> a user turn with one text block
     assistant              -> an assistant turn: its text block, then one `tool_use` block per
                               tool call, `input` being the parsed `arguments` JSON
@@ -27,6 +29,19 @@ Tool-call `arguments` that are not a JSON object (malformed JSON from an earlier
 bare value) are sent as `input: {}`: the API accepts only objects there, and refusing the whole
 request would strand the conversation on a bad earlier reply. The tool result that follows
 still tells the model what happened.
+
+Prompt caching: a request whose `cache` (`keel.llm.port.PromptCache`) says anything gets
+`cache_control: {"type": "ephemeral"}` breakpoints (at most two of the four the API allows):
+on the last tool (the API caches tools, then system, then messages, in that order) and, when
+`stable_system_chars` is known, on a first system text block holding exactly the stable
+part (the rest follows in a second block, so the text the model reads is unchanged). The
+conversation's messages follow the volatile part of the system prompt, which changes every
+minute, so a breakpoint on them would pay the cache-write premium for little reuse; none is
+set. Prefixes shorter than the model's minimum (1,024 tokens on most models) are not cached
+by the API, silently. Usage: the API reports `input_tokens` without the cached ones; the
+adapter reports `input_tokens + cache_read_input_tokens + cache_creation_input_tokens` as
+Keel's `input_tokens` (every prompt token, as with OpenAI), and the two cache counts as
+`cached_input_tokens` and `cache_write_tokens`.
 
 Replies: text blocks are joined in order (no separator: they are consecutive pieces of one
 reply); `tool_use` blocks become `ToolCall`s whose `arguments` is `json.dumps(input)`. Other
@@ -78,6 +93,7 @@ from typing import Literal, NoReturn
 
 import anthropic
 from anthropic.types import (
+    CacheControlEphemeralParam,
     ContentBlockParam,
     InputJSONDelta,
     MessageParam,
@@ -95,7 +111,9 @@ from anthropic.types import (
     ToolUseBlockParam,
 )
 from anthropic.types import Message as WireMessage
+from anthropic.types import MessageDeltaUsage as WireDeltaUsage
 from anthropic.types import TextDelta as WireTextDelta
+from anthropic.types import Usage as WireUsage
 
 from keel.llm.anthropic_errors import PROVIDER, TRANSLATED, missing_credentials, translate
 from keel.llm.errors import (
@@ -109,6 +127,7 @@ from keel.llm.port import (
     Message,
     ModelRequest,
     ModelResponse,
+    PromptCache,
     StreamDone,
     StreamEvent,
     TextDelta,
@@ -233,7 +252,7 @@ class AnthropicModel:
             max_tokens=self._max_tokens,
             messages=params.messages,
             stream=stream,
-            system=params.system if params.system is not None else anthropic.omit,
+            system=_system_param(params.system),
             tools=params.tools if params.tools else anthropic.omit,
             stop_sequences=anthropic.omit if p.stop is None else list(p.stop),
             extra_body=self._extra_body,
@@ -260,6 +279,14 @@ class _ClientSettings:
     timeout: float
 
 
+def _system_param(
+    system: str | tuple[TextBlockParam, ...] | None,
+) -> str | list[TextBlockParam] | anthropic.Omit:
+    if system is None:
+        return anthropic.omit
+    return system if isinstance(system, str) else list(system)
+
+
 def _reraise_missing_credentials(error: TypeError) -> NoReturn:
     mapped = missing_credentials(error)
     if mapped is None:
@@ -276,19 +303,43 @@ Role = Literal["user", "assistant"]
 class AnthropicRequest:
     """The request-specific parameters of `messages.create`."""
 
-    system: str | None
+    system: str | tuple[TextBlockParam, ...] | None
+    """Text, or text blocks when a cache breakpoint splits it."""
     messages: tuple[MessageParam, ...]
     tools: tuple[ToolParam, ...]
 
 
+EPHEMERAL: CacheControlEphemeralParam = {"type": "ephemeral"}
+"""The cache breakpoint marker (the API's default lifetime, five minutes)."""
+
+
 def to_anthropic(request: ModelRequest) -> AnthropicRequest:
-    """The Messages API parameters for `request`."""
-    system = [m["content"] for m in request.messages if m["role"] == "system" and m["content"]]
+    """The Messages API parameters for `request`, with cache breakpoints when it asks."""
+    caching = request.cache != PromptCache()
+    tools = [tool_param(tool) for tool in request.tools]
+    if caching and tools:
+        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
     return AnthropicRequest(
-        system="\n\n".join(system) if system else None,
+        system=_system(request, caching=caching),
         messages=tuple(_turns(request.messages)),
-        tools=tuple(tool_param(tool) for tool in request.tools),
+        tools=tuple(tools),
     )
+
+
+def _system(request: ModelRequest, *, caching: bool) -> str | tuple[TextBlockParam, ...] | None:
+    texts = [m["content"] for m in request.messages if m["role"] == "system" and m["content"]]
+    if not texts:
+        return None
+    text = "\n\n".join(texts)
+    stable = request.cache.stable_system_chars
+    opens = bool(request.messages) and request.messages[0]["role"] == "system"
+    if not (caching and opens and 0 < stable <= len(text)):
+        return text
+    head: TextBlockParam = {"type": "text", "text": text[:stable], "cache_control": EPHEMERAL}
+    if stable == len(text):
+        return (head,)
+    # The rest starts with the blank line that joined the parts: the text read is unchanged.
+    return (head, {"type": "text", "text": text[stable:]})
 
 
 def _turns(messages: Sequence[Message]) -> list[MessageParam]:
@@ -419,10 +470,21 @@ def from_message(message: WireMessage) -> ModelResponse:
         text=text or None,
         tool_calls=tuple(calls),
         stop_reason=stop_reason(message.stop_reason),
-        usage=Usage(
-            input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
-        ),
+        usage=usage_of(message.usage),
         model=message.model,
+    )
+
+
+def usage_of(usage: WireUsage | WireDeltaUsage) -> Usage:
+    """Keel's usage for a reply's (or a stream delta's) usage: `input_tokens` counts the
+    cached prompt tokens too, which the API reports apart."""
+    read = usage.cache_read_input_tokens or 0
+    written = usage.cache_creation_input_tokens or 0
+    return Usage(
+        input_tokens=(usage.input_tokens or 0) + read + written,
+        output_tokens=usage.output_tokens or 0,
+        cached_input_tokens=read,
+        cache_write_tokens=written,
     )
 
 
@@ -445,8 +507,7 @@ class StreamAssembler:
         self._text: list[str] = []
         self._calls: dict[int, _PendingCall] = {}  # by content-block index
         self._model = ""
-        self._input_tokens = 0
-        self._output_tokens = 0
+        self._usage = Usage()
         self._stop_reason: str | None = None
         self.finished = False
         """Whether `message_stop` has arrived."""
@@ -459,16 +520,31 @@ class StreamAssembler:
             return self._block_start(event)
         if isinstance(event, RawMessageStartEvent):
             self._model = event.message.model
-            self._input_tokens = event.message.usage.input_tokens
-            self._output_tokens = event.message.usage.output_tokens
+            self._usage = usage_of(event.message.usage)
         elif isinstance(event, RawMessageDeltaEvent):
             self._stop_reason = event.delta.stop_reason
-            self._output_tokens = event.usage.output_tokens
-            if event.usage.input_tokens is not None:
-                self._input_tokens = event.usage.input_tokens
+            self._usage = self._delta_usage(event.usage)
         elif isinstance(event, RawMessageStopEvent):
             self.finished = True
         return []
+
+    def _delta_usage(self, usage: WireDeltaUsage) -> Usage:
+        """`message_delta` counts are cumulative; a count it leaves out (null) keeps the one
+        `message_start` gave."""
+        known = self._usage
+        read = usage.cache_read_input_tokens
+        written = usage.cache_creation_input_tokens
+        read = known.cached_input_tokens if read is None else read
+        written = known.cache_write_tokens if written is None else written
+        fresh = usage.input_tokens
+        if fresh is None:
+            fresh = known.input_tokens - known.cached_input_tokens - known.cache_write_tokens
+        return Usage(
+            input_tokens=fresh + read + written,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=read,
+            cache_write_tokens=written,
+        )
 
     def _block_start(self, event: RawContentBlockStartEvent) -> list[TextDelta | ToolCallDelta]:
         block = event.content_block
@@ -507,6 +583,6 @@ class StreamAssembler:
             text=text or None,
             tool_calls=calls,
             stop_reason=stop_reason(self._stop_reason),
-            usage=Usage(input_tokens=self._input_tokens, output_tokens=self._output_tokens),
+            usage=self._usage,
             model=self._model,
         )

@@ -121,6 +121,8 @@ def _openai_chat(
         extra_body=_extra_body(spec),
         reasoning_effort=spec.reasoning_effort,
         params=spec.params,
+        # Only OpenAI's own API is known to take `prompt_cache_key`.
+        send_cache_key=provider_kind(spec) == "openai",
     )
 
 

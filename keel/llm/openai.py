@@ -28,6 +28,13 @@ OpenAI-compatible servers (llama.cpp server, vLLM, Ollama at `http://localhost:1
   `temperature`, `max_tokens`, `top_p`, `seed` and `stop` when set, and its provider extras
   as further body keys (`extra_body` wins over an extra of the same name).
 
+Prompt caching: OpenAI caches prompt prefixes by itself; a request's `cache.key`
+(`keel.llm.port.PromptCache`, one per conversation) is sent as `prompt_cache_key`, which
+routes the conversation's requests to the same cache, when `send_cache_key` is on (the
+factory turns it on for `provider: openai` only: other servers may reject unknown fields).
+`usage.prompt_tokens_details.cached_tokens` becomes `Usage.cached_input_tokens` (already
+counted in `prompt_tokens`, as `input_tokens`); servers that leave it out report 0.
+
 Wire shapes. Requests: messages are already in the Chat Completions shape and pass through
 unchanged; each `ToolSchema` becomes `{"type": "function", "function": {name, description,
 parameters}}`. Replies: the first choice becomes a `ModelResponse`.
@@ -128,9 +135,12 @@ class OpenAIChatModel:
         params: ModelParams | None = None,
         client: openai.AsyncOpenAI | None = None,
         name: str | None = None,
+        send_cache_key: bool = True,
     ) -> None:
         """`client`, when given, is used instead of building one from `api_key`,
-        `base_url` and `timeout` (its retries are still turned off)."""
+        `base_url` and `timeout` (its retries are still turned off). `send_cache_key`
+        sends a request's `cache.key` as `prompt_cache_key`."""
+        self._send_cache_key = send_cache_key
         self.model = model
         """The model id sent with every request."""
         self.name = name or model
@@ -204,6 +214,8 @@ class OpenAIChatModel:
         effort = self._reasoning_effort if self._reasoning_effort else openai.omit
         extra_body = self._extra_body
         p = self._params
+        key = request.cache.key if self._send_cache_key else None
+        cache_key = openai.omit if key is None else key
         if stream:
             return await completions.create(
                 model=self.model,
@@ -217,6 +229,7 @@ class OpenAIChatModel:
                 stop=openai.omit if p.stop is None else list(p.stop),
                 stream=True,
                 stream_options={"include_usage": True},
+                prompt_cache_key=cache_key,
                 extra_body=extra_body,
             )
         return await completions.create(
@@ -229,6 +242,7 @@ class OpenAIChatModel:
             top_p=openai.omit if p.top_p is None else p.top_p,
             seed=openai.omit if p.seed is None else p.seed,
             stop=openai.omit if p.stop is None else list(p.stop),
+            prompt_cache_key=cache_key,
             extra_body=extra_body,
         )
 
@@ -296,12 +310,15 @@ def call_id(raw: str | None, position: int) -> str:
 
 
 def usage_of(usage: CompletionUsage | None) -> Usage:
-    """Token counts; zero for servers that report none."""
+    """Token counts; zero for servers that report none (cached ones too)."""
     if usage is None:
         return Usage()
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None else None
     return Usage(
         input_tokens=usage.prompt_tokens or 0,
         output_tokens=usage.completion_tokens or 0,
+        cached_input_tokens=cached or 0,
     )
 
 

@@ -72,6 +72,24 @@ class ToolSchema:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PromptCache:
+    """What repeats from request to request, for providers that cache prompts by prefix.
+
+    Provider-neutral: each adapter maps it onto its provider's mechanism (Anthropic marks
+    `cache_control` breakpoints, OpenAI sends `prompt_cache_key`); a model that caches
+    nothing ignores it. It never changes what the model reads.
+    """
+
+    stable_system_chars: int = 0
+    """The first message is a system message whose first this many characters are the same
+    on every call of the conversation while its skill and offered tools stay the same (the
+    prompt's stable sections); the rest of it changes (step, memory, clock). 0: not known."""
+    key: str | None = None
+    """Names the series of requests that share prefixes (one conversation), for providers
+    that route requests to their caches by a key."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ModelRequest:
     """One model round trip: the conversation so far and the tools on offer."""
 
@@ -79,6 +97,8 @@ class ModelRequest:
     tools: tuple[ToolSchema, ...] = ()
     tier: str = "default"
     """Which model group to use (`router`, `default`, `reasoning`, ...)."""
+    cache: PromptCache = field(default_factory=PromptCache)
+    """Prompt-cache hints; the default says nothing about the prefix."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,10 +120,22 @@ class ToolCall:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Usage:
-    """Tokens one round trip consumed."""
+    """Tokens one round trip consumed.
+
+    `input_tokens` counts every prompt token, cached ones included, with every provider
+    (Anthropic reports the cached ones apart: the adapter adds them back);
+    `cached_input_tokens` and `cache_write_tokens` say how many of them were read from, and
+    written to, the provider's prompt cache (they are priced apart: `keel.llm.usage`).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Prompt tokens read from the provider's cache (OpenAI `cached_tokens`, Anthropic
+    `cache_read_input_tokens`)."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache (Anthropic
+    `cache_creation_input_tokens`; OpenAI reports none)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -8,6 +8,14 @@ Prices are per token, configured per model in `integrations.yml`
 taken as free (a self-hosted model may bill nothing for output, say). Totals keep cost
 honest: calls whose cost is unknown are counted in `uncosted_calls` instead of being
 silently taken as free, and `cost` is None when no call had a known cost.
+
+Prompt tokens served from the provider's cache (`Usage.cached_input_tokens`) and written to
+it (`Usage.cache_write_tokens`) are part of `input_tokens` but priced apart:
+`cached_input_cost_per_token` and `cache_write_cost_per_token` when the model entry sets
+them; otherwise, for `provider: anthropic`, at the multiples of the input price Anthropic
+applies to every model (reads 0.1, five-minute writes 1.25); for any other provider at the
+full input price (an upper bound: OpenAI's discount on cached tokens differs by model, so
+set `cached_input_cost_per_token` to count it).
 """
 
 from __future__ import annotations
@@ -29,7 +37,32 @@ def cost_of(spec: ModelSpec | None, usage: Usage) -> float | None:
     per_input, per_output = spec.input_cost_per_token, spec.output_cost_per_token
     if per_input is None and per_output is None:
         return None
-    return usage.input_tokens * (per_input or 0.0) + usage.output_tokens * (per_output or 0.0)
+    read, written = cache_prices(spec)
+    cached, writes = usage.cached_input_tokens, usage.cache_write_tokens
+    fresh = max(usage.input_tokens - cached - writes, 0)
+    prompt = fresh * (per_input or 0.0) + cached * read + writes * written
+    return prompt + usage.output_tokens * (per_output or 0.0)
+
+
+ANTHROPIC_CACHE_READ = 0.1
+"""Anthropic's price of a cache read, as a multiple of the model's input price."""
+ANTHROPIC_CACHE_WRITE = 1.25
+"""Anthropic's price of a five-minute cache write, as a multiple of the input price."""
+
+
+def cache_prices(spec: ModelSpec) -> tuple[float, float]:
+    """(per cached token read, per token written to the cache) for `spec`: its configured
+    prices, else the provider's known multiples of the input price, else the input price."""
+    per_input = spec.input_cost_per_token or 0.0
+    anthropic = spec.provider.strip().lower() == "anthropic"
+    read_default = per_input * ANTHROPIC_CACHE_READ if anthropic else per_input
+    write_default = per_input * ANTHROPIC_CACHE_WRITE if anthropic else per_input
+    read = spec.cached_input_cost_per_token
+    written = spec.cache_write_cost_per_token
+    return (
+        read_default if read is None else read,
+        write_default if written is None else written,
+    )
 
 
 def spec_for(
@@ -58,6 +91,10 @@ class UsageTotals:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    """Of `input_tokens`, those read from the providers' prompt caches."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the providers' prompt caches."""
     latency_ms: float = 0.0
     cost: float | None = None
     """Sum of the known costs; None when no call had a known cost."""
@@ -75,6 +112,8 @@ class UsageTotals:
             calls=1,
             input_tokens=event.input_tokens,
             output_tokens=event.output_tokens,
+            cached_input_tokens=event.cached_input_tokens,
+            cache_write_tokens=event.cache_write_tokens,
             latency_ms=event.latency_ms,
             cost=event.cost,
             uncosted_calls=1 if event.cost is None else 0,
@@ -89,6 +128,8 @@ class UsageTotals:
             calls=self.calls + other.calls,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             latency_ms=self.latency_ms + other.latency_ms,
             cost=cost,
             uncosted_calls=self.uncosted_calls + other.uncosted_calls,
@@ -160,6 +201,7 @@ __all__ = [
     "UsageTotals",
     "by_model",
     "by_tier",
+    "cache_prices",
     "cost_of",
     "per_turn",
     "spec_for",

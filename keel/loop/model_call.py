@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
 from keel.events.base import JsonValue, freeze_json
-from keel.events.model import BotMessage, HistoryCompressed, ModelCalled, UserMessage
+from keel.events.model import HistoryCompressed, ModelCalled
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
 from keel.llm.usage import cost_of, spec_for
 from keel.loop import lifecycle, stack
-from keel.loop.control import RESTART, said_by_user
-from keel.loop.history import Fitted, estimate_tokens, fit_history
+from keel.loop.history import Fitted, Unit, estimate_tokens, fit_history
+from keel.loop.history_log import read_history
 from keel.loop.machine import frame_block
 from keel.loop.offer import (
     CallMode,
@@ -35,6 +36,8 @@ from keel.loop.prompt import (
 from keel.loop.turn import TurnContext
 from keel.project.model_groups import ModelSpec
 from keel.skills import CollectStep
+
+_log = logging.getLogger(__name__)
 
 
 def call_mode(t: TurnContext) -> CallMode:
@@ -76,26 +79,23 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
     )
 
 
-def history(t: TurnContext) -> tuple[list[Message], list[Message]]:
-    """(earlier messages, this turn's user message), oldest first. Control messages are
-    left out; a tap reads as its button title (`keel.loop.control.said_by_user`)."""
-    earlier: list[Message] = []
-    current: list[Message] = []
-    turn_start = len(t.history)
-    for index, event in enumerate(t.all_events()):
-        target = earlier if index < turn_start else current
-        if isinstance(event, UserMessage):
-            if event.text.strip() == RESTART:
-                # Nothing said before a `/restart` is read; one pass, not a scan back first.
-                earlier.clear()
-                current.clear()
-                continue
-            said = said_by_user(event)
-            if said is not None:
-                target.append({"role": "user", "content": said})
-        elif isinstance(event, BotMessage) and index < turn_start:
-            earlier.append({"role": "assistant", "content": event.text})
-    return earlier, current
+def keeps_tool_results(t: TurnContext) -> bool:
+    """Whether earlier turns' tool calls and results go into the history: the active
+    skill's `history.tool_results`, else `agent.yml`'s, else yes, except for a skill with
+    ordered blocks (Mantle-style: its state is in memory), which leaves them out."""
+    skill = t.active_skill
+    if skill is not None and skill.document.history_tool_results is not None:
+        return skill.document.history_tool_results
+    if t.definition.config.history_tool_results is not None:
+        return t.definition.config.history_tool_results
+    return skill is None or not skill.document.blocks
+
+
+def history(t: TurnContext) -> tuple[list[Unit], list[Message]]:
+    """(earlier units, this turn's user message), oldest first (`keel.loop.history_log`).
+    Control messages are left out; a tap reads as its button title
+    (`keel.loop.control.said_by_user`)."""
+    return read_history(t.all_events(), len(t.history), tool_results=keeps_tool_results(t))
 
 
 def choose(t: TurnContext) -> TierChoice:
@@ -187,6 +187,28 @@ def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
         tokens_after=fitted.tokens_after,
         dropped_messages=fitted.dropped,
         kept=tuple(kept),
+        metadata={
+            "dropped_tool_pairs": fitted.dropped_tool_pairs,
+            "dropped_tool_results": fitted.dropped_tool_results,
+        },
+    )
+
+
+def _log_dropped(t: TurnContext, fitted: Fitted) -> None:
+    """Operators see what the budget cut from the model's view (also `history_compressed`)."""
+    ids = {"conversation_id": t.recorder.conversation_id, "turn_id": t.turn_id}
+    _log.info(
+        "history: %d earlier messages (%d tool call/result pairs, %d tool results) dropped to "
+        "fit llm.max_prompt_tokens=%s, %d -> %d estimated tokens (conversation %s, turn %s)",
+        fitted.dropped,
+        fitted.dropped_tool_pairs,
+        fitted.dropped_tool_results,
+        t.definition.integrations.llm.max_prompt_tokens,
+        fitted.tokens_before,
+        fitted.tokens_after,
+        ids["conversation_id"],
+        ids["turn_id"],
+        extra=ids,
     )
 
 
@@ -213,6 +235,7 @@ async def call_model(
         offers = offered_tools(t.definition, t.state, call_mode(t))
     prepared = build_request(t, offers, knowledge)
     if prepared.fitted.dropped:
+        _log_dropped(t, prepared.fitted)
         await t.emit(_compressed(t, prepared.fitted))
     request = prepared.request
     t.last_tier = request.tier

@@ -1,16 +1,24 @@
 """The scoped system prompt, built fresh for every model call from live state (spec §11.2).
 
     prompt = build_system_prompt(PromptInputs(config=..., now=clock.now(), situation=...))
+    parts = system_prompt(inputs)  # the same text, split where the volatile part begins
 
-Sections, in this fixed order (stable text first, so provider prefix caches stay warm; a
-section that does not apply is left out, never rendered empty):
+Sections, in this fixed order. The stable part comes first and repeats byte for byte from
+call to call of a conversation while the skill and the offered tools stay the same, so
+provider prompt caches (which match the longest identical prefix) stay warm; the volatile
+part, which changes with the step, memory, the clock or the call within a turn, comes last.
+A section that does not apply is left out, never rendered empty.
 
-1. persona and global rules          6. out-of-scope handling (`cannot_help` offered)
-2. skill glossary (routable skills)  7. current date and time
-3. channel rules                     8. project memory values that are set
-4. acknowledgement (first call)      9. the situation: `ActiveSkill`, `KnowledgeAnswer`
-5. framework-tool instructions          or `Routing`
-                                     10. the canned-response reminder, after a canned reply
+    stable                                  volatile
+    1. persona and global rules             8. the situation's live part: the current step,
+    2. skill glossary (routable skills)        the skill's memory, already collected,
+    3. channel rules                           waiting confirmation, resume offer; or the
+    4. framework-tool instructions             knowledge search results (`KnowledgeAnswer`)
+    5. knowledge rules (search offered)     9. project memory values that are set
+    6. out-of-scope handling                10. current date and time
+    7. the situation: `ActiveSkill` head    11. acknowledgement (first call of a turn)
+       and prose, or `Routing`              12. the canned-response reminder, after a
+                                                canned reply
 
 Framework tools are named only when they are in `PromptInputs.offered_tools`; skills in
 `PromptInputs.unavailable_skills` (`requires` not true) are named nowhere. Pure: the
@@ -110,52 +118,100 @@ class PromptInputs:
     """Canned replies already sent verbatim this turn (triggers the reminder)."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SystemPrompt:
+    """One system prompt in its two parts: `stable` (the same on every call while the skill
+    and the offered tools stay the same) then `volatile` (step, memory, time, ...)."""
+
+    stable: str
+    volatile: str
+
+    @property
+    def text(self) -> str:
+        """The whole prompt: the parts joined by a blank line (either may be empty)."""
+        return "\n\n".join(part for part in (self.stable, self.volatile) if part)
+
+    @property
+    def stable_chars(self) -> int:
+        """How many leading characters of `text` are the stable part."""
+        return len(self.stable)
+
+
 def build_system_prompt(inputs: PromptInputs) -> str:
     """The system prompt for one model call, sections joined by blank lines."""
+    return system_prompt(inputs).text
+
+
+def system_prompt(inputs: PromptInputs) -> SystemPrompt:
+    """The system prompt for one model call, split where its volatile part begins."""
     prompts = inputs.config.prompts
     offered = inputs.offered_tools
     # After a search the answer section carries the instructions; never twice.
     answering = isinstance(inputs.situation, KnowledgeAnswer)
     knowledge_rules = inputs.config.references.instructions
-    sections = (
+    # Stable first, so the longest possible prefix repeats from call to call (prompt caches).
+    stable = (
         persona_section(inputs.config),
         glossary_section(inputs.skills, inputs.unavailable_skills),
         channel_section(prompts, inputs.channel),
-        ack_section(prompts, inputs.channel, inputs.first_iteration),
         lifecycle_section(offered),
         None if answering else knowledge_rules_section(knowledge_rules, offered),
         out_of_scope_section(offered),
-        time_section(inputs.now),
+        _situation_head(inputs),
+    )
+    volatile = (
+        _situation_live(inputs),
         project_memory_section(inputs.schema, inputs.memory),
-        situation_section(inputs),
+        time_section(inputs.now),
+        ack_section(prompts, inputs.channel, inputs.first_iteration),
         canned_reminder(inputs.canned_replies),
     )
-    return "\n\n".join(s for s in sections if s)
+    return SystemPrompt(stable=_joined(stable), volatile=_joined(volatile))
 
 
 def situation_section(inputs: PromptInputs) -> str:
-    """(9) The one situation branch."""
+    """The one situation branch, whole (its stable head and its live part)."""
+    return _joined((_situation_head(inputs), _situation_live(inputs)))
+
+
+def _joined(sections: tuple[str | None, ...]) -> str:
+    return "\n\n".join(s for s in sections if s)
+
+
+def _situation_head(inputs: PromptInputs) -> str | None:
+    """The situation's stable part: an active skill's heading and prose, or routing."""
     situation = inputs.situation
     if isinstance(situation, ActiveSkill):
-        return _active_skill(situation, inputs)
+        document = situation.document
+        read = reader_for(inputs.memory, inputs.schema, document.skill_id)
+        head = f"## Active skill: {document.name.strip()} (`{document.skill_id}`)"
+        return "\n\n".join((head, *_paragraphs(document, read, inputs)))
     if isinstance(situation, KnowledgeAnswer):
-        return _knowledge(situation, inputs.offered_tools, inputs.config.references.instructions)
+        return None
     return routing_section(situation.eligible, inputs.config.prompts, inputs.offered_tools)
 
 
-def _active_skill(active: ActiveSkill, inputs: PromptInputs) -> str:
+def _situation_live(inputs: PromptInputs) -> str | None:
+    """The situation's volatile part: an active skill's step and state, or search results."""
+    situation = inputs.situation
+    if isinstance(situation, ActiveSkill):
+        return _active_skill_state(situation, inputs)
+    if isinstance(situation, KnowledgeAnswer):
+        return _knowledge(situation, inputs.offered_tools, inputs.config.references.instructions)
+    return None
+
+
+def _active_skill_state(active: ActiveSkill, inputs: PromptInputs) -> str | None:
     document = active.document
     read = reader_for(inputs.memory, inputs.schema, document.skill_id)
-    head = f"## Active skill: {document.name.strip()} (`{document.skill_id}`)"
-    parts = [
-        "\n\n".join((head, *_paragraphs(document, read, inputs))),
+    parts = (
         _step(active, read, inputs),
         _skill_memory(document, inputs),
         _already_collected(active, inputs),
         _pending(active.pending_confirmation, inputs.offered_tools),
         _resume(document, inputs.offered_tools) if active.resume_offer else None,
-    ]
-    return "\n\n".join(p for p in parts if p)
+    )
+    return _joined(parts) or None
 
 
 def _paragraphs(
@@ -297,8 +353,10 @@ __all__ = [
     "PromptInputs",
     "Routing",
     "Situation",
+    "SystemPrompt",
     "build_system_prompt",
     "render_instructions",
     "render_paragraphs",
     "situation_section",
+    "system_prompt",
 ]

@@ -1,4 +1,5 @@
-"""The fixed sections of the system prompt (spec §11.2, sections 1-8) and the reminders.
+"""The fixed sections of the system prompt (spec §11.2) and the reminders; numbers are
+the positions `keel.loop.prompt` gives them (stable part 1-7, volatile part 8-12).
 
 Each function returns the section's text, or None when the section does not apply this
 call (the builder then leaves it out entirely; a section is never rendered empty). All
@@ -112,7 +113,7 @@ def ack_enabled(prompts: Prompts, channel: Channel) -> bool:
 
 
 def ack_section(prompts: Prompts, channel: Channel, first_iteration: bool) -> str | None:
-    """(4) The filler instruction, on the first model call of a turn when enabled."""
+    """(11) The filler instruction, on the first model call of a turn when enabled."""
     if not (first_iteration and ack_enabled(prompts, channel)):
         return None
     parts = [(prompts.ack_rule or DEFAULT_ACK_RULE).strip()]
@@ -124,7 +125,7 @@ def ack_section(prompts: Prompts, channel: Channel, first_iteration: bool) -> st
 
 
 def lifecycle_section(offered: frozenset[str]) -> str | None:
-    """(5) One line per offered framework tool, in `LIFECYCLE_TOOLS` order."""
+    """(4) One line per offered framework tool, in `LIFECYCLE_TOOLS` order."""
     lines = [_TOOL_LINES[name] for name in LIFECYCLE_TOOLS if name in offered]
     if not lines:
         return None
@@ -132,7 +133,7 @@ def lifecycle_section(offered: frozenset[str]) -> str | None:
 
 
 def knowledge_rules_section(instructions: str | None, offered: frozenset[str]) -> str | None:
-    """(5, continued) `references.instructions` (how to answer from the reference
+    """(5) `references.instructions` (how to answer from the reference
     documents), while `search_knowledge` is offered."""
     if not instructions or not instructions.strip() or "search_knowledge" not in offered:
         return None
@@ -150,14 +151,14 @@ def out_of_scope_section(offered: frozenset[str]) -> str | None:
 
 
 def time_section(now: datetime) -> str:
-    """(7) The current date and time (weekday names fixed, not locale-dependent)."""
+    """(10) The current date and time (weekday names fixed, not locale-dependent)."""
     zone = now.tzname()
     stamp = f"{_WEEKDAYS[now.weekday()]} {now:%Y-%m-%d %H:%M}" + (f" {zone}" if zone else "")
     return f"## Now\nIt is {stamp}."
 
 
 def project_memory_section(schema: MemorySchema, memory: Mapping[str, object]) -> str | None:
-    """(8) Project memory entries that are set (PII shown as `[set]`)."""
+    """(9) Project memory entries that are set (PII shown as `[set]`)."""
     lines = [
         f"- {field.name}: {render_for_prompt(field, memory[field.key])}"
         for field in schema.fields_of(PROJECT_NAMESPACE)
@@ -171,7 +172,7 @@ def project_memory_section(schema: MemorySchema, memory: Mapping[str, object]) -
 def routing_section(
     eligible: Iterable[SkillDocument], prompts: Prompts, offered: frozenset[str]
 ) -> str:
-    """(9, no active skill) The intro, or its override, and id + description per skill."""
+    """(7, no active skill) The intro, or its override, and id + description per skill."""
     override = prompts.routing_no_active_skill
     intro = override.strip() if override else DEFAULT_ROUTING_INTRO
     if override is None and "activate" in offered:

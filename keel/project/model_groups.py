@@ -36,6 +36,8 @@ MODEL_KEYS = frozenset(
         "reasoning_effort",
         "input_cost_per_token",
         "output_cost_per_token",
+        "cached_input_cost_per_token",
+        "cache_write_cost_per_token",
     }
 )
 GROUP_KEYS = frozenset({"id", "models"})
@@ -57,6 +59,10 @@ class ModelSpec:
     reasoning_effort: str | None = None
     input_cost_per_token: float | None = None
     output_cost_per_token: float | None = None
+    cached_input_cost_per_token: float | None = None
+    """Price of a prompt token read from the provider's cache (`keel.llm.usage.cost_of`)."""
+    cache_write_cost_per_token: float | None = None
+    """Price of a prompt token written to the provider's cache (Anthropic)."""
     extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}), repr=False)
     """Other keys (provider-specific), `${VAR}`-expanded; hidden from repr."""
     params: ModelParams = field(default_factory=ModelParams)
@@ -231,6 +237,8 @@ def parse_model(
         reasoning_effort=text.get("reasoning_effort"),
         input_cost_per_token=costs.get("input_cost_per_token"),
         output_cost_per_token=costs.get("output_cost_per_token"),
+        cached_input_cost_per_token=costs.get("cached_input_cost_per_token"),
+        cache_write_cost_per_token=costs.get("cache_write_cost_per_token"),
         extra=extra,
         params=parse_params(r, item, extra, where),
     )
@@ -250,9 +258,17 @@ def _texts(r: Reporter, item: dict[Any, Any], where: str, x: Expander) -> dict[s
     return found
 
 
+_COST_KEYS = (
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cached_input_cost_per_token",
+    "cache_write_cost_per_token",
+)
+
+
 def _costs(r: Reporter, item: dict[Any, Any], where: str) -> dict[str, float]:
     found: dict[str, float] = {}
-    for key in ("input_cost_per_token", "output_cost_per_token"):
+    for key in _COST_KEYS:
         value = item.get(key)
         if value is None:
             continue

@@ -5,6 +5,7 @@ broke old logs: add an upcaster (keel.events.codec) instead of editing the fixtu
 bump adds tests/fixtures/event_log/v<N>.jsonl and v<N>.state.json and a line below.
 """
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -77,6 +78,9 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
         3: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
         4: _V1_KINDS | {"tool_call_refused", "routing_decided", "history_compressed"},
         5: _V1_KINDS
+        | {"tool_call_refused", "routing_decided", "history_compressed"}
+        | {"plan_cache_decided", "plan_executed"},
+        6: _V1_KINDS
         | {"tool_call_refused", "routing_decided", "history_compressed"}
         | {"plan_cache_decided", "plan_executed"},
     }
@@ -244,3 +248,25 @@ def test_v5_log_is_the_v4_log_plus_plan_cache_records_the_fold_ignores() -> None
     assert run.slots == {"order_id": "W123"} and run.status == "ok"
     v4_state = json.loads((FIXTURES / "v4.state.json").read_text(encoding="utf-8"))
     assert state_to_json(fold(v5)) == {**v4_state, "last_seq": len(v5)}
+
+
+def test_v6_log_is_the_v5_log_with_prompt_cache_counts_on_model_calls() -> None:
+    v5, v6 = loads(_text(5)), loads(_text(6))
+    calls = [e for e in v5 if isinstance(e, ModelCalled)]
+    assert calls and all(e.cached_input_tokens == e.cache_write_tokens == 0 for e in calls)
+    cached = [e.cached_input_tokens for e in v6 if isinstance(e, ModelCalled)]
+    assert cached == [0, 1792, 1920, 2048, 2048, 2176, 2304]
+    zeroed = [
+        dataclasses.replace(e, cached_input_tokens=0) if isinstance(e, ModelCalled) else e
+        for e in v6
+    ]
+    assert zeroed == v5
+    v5_state = json.loads((FIXTURES / "v5.state.json").read_text(encoding="utf-8"))
+    assert state_to_json(fold(v6)) == v5_state
+
+
+def test_v5_model_calls_upcast_to_v6_with_nothing_cached() -> None:
+    raw = next(item for item in _raw(5) if item["type"] == "model_called")
+    assert "cached_input_tokens" not in raw
+    encoded = encode_event(loads(json.dumps(raw))[0])
+    assert (encoded["cached_input_tokens"], encoded["cache_write_tokens"]) == (0, 0)

@@ -87,6 +87,7 @@ def test_openai_gets_the_revealed_key_and_settings() -> None:
         "extra_body": None,
         "reasoning_effort": "high",
         "params": ModelParams(),
+        "send_cache_key": True,
     }
 
 
@@ -153,6 +154,7 @@ def test_compatible_servers_use_api_base(provider: str) -> None:
     assert isinstance(model, OpenAIDouble)
     assert built(model)["base_url"] == "http://10.0.0.5:8000/v1"
     assert built(model)["extra_body"] == body
+    assert built(model)["send_cache_key"] is False  # a server may reject unknown fields
 
 
 @pytest.mark.usefixtures("adapters")

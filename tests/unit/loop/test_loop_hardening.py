@@ -248,14 +248,14 @@ ROUTING_PROMPT = "\n".join(
         "If the user wants something this assistant does not handle, call cannot_help instead "
         "of improvising an answer or promising help.",
         "",
-        "## Now",
-        "It is Thursday 2026-01-01 00:00 UTC.",
-        "",
         "## Routing",
         "No skill is active. If the user's request matches a skill below, call activate with "
         "its id; otherwise reply briefly yourself.",
         '- counter: Counts and pays. Activate for "count", "pay".',
         '- errand: Runs a quick errand. Activate for "errand".',
+        "",
+        "## Now",
+        "It is Thursday 2026-01-01 00:00 UTC.",
     ]
 )
 

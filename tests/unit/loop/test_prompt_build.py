@@ -34,6 +34,11 @@ def _headings(prompt: str) -> list[str]:
     return re.findall(r"^##+ .*$", prompt, flags=re.MULTILINE)
 
 
+def _before_the_clock(prompt: str) -> str:
+    """The prompt up to its time section (which follows the situation)."""
+    return prompt.split("\n\n## Now\n")[0]
+
+
 def test_every_section_in_the_fixed_order() -> None:
     prompt = build_system_prompt(
         inputs(
@@ -51,15 +56,15 @@ def test_every_section_in_the_fixed_order() -> None:
         "## Rules",
         "## Skills",
         "## Channel",
-        "## Acknowledgement",
         "## Framework tools",
         "## Out of scope",
-        "## Now",
-        "## Project memory",
         "## Active skill: Redirect Parcel (`redirect_parcel`)",
         "### Current step `pick` of the ordered block `main`",
         "### Memory:",
         "### Already collected (do not re-ask)",
+        "## Project memory",
+        "## Now",
+        "## Acknowledgement",
         "## Already sent",
     ]
 
@@ -73,7 +78,7 @@ def test_conditional_sections_are_left_out_entirely() -> None:
             first_iteration=True,
         )
     )
-    assert _headings(prompt) == ["## Channel", "## Now", "## Routing"]
+    assert _headings(prompt) == ["## Channel", "## Routing", "## Now"]
     assert "\n\n\n" not in prompt
     assert not prompt.endswith("\n")
 
@@ -124,7 +129,7 @@ def test_routing_catalogue_lists_eligible_skills_with_descriptions() -> None:
     prompt = build_system_prompt(
         inputs(Routing(eligible=(PARCEL,)), offered_tools=frozenset({"activate"}))
     )
-    assert prompt.endswith(
+    assert _before_the_clock(prompt).endswith(
         "## Routing\nNo skill is active. If the user's request matches a skill below, call "
         "activate with its id; otherwise reply briefly yourself.\n"
         "- redirect_parcel: Change where a parcel is delivered."
@@ -137,7 +142,7 @@ def test_routing_intro_override_replaces_the_default_text() -> None:
     prompt = build_system_prompt(
         inputs(Routing(eligible=(BILLING,)), config=config, offered_tools=ALL_FRAMEWORK_TOOLS)
     )
-    assert prompt.endswith(
+    assert _before_the_clock(prompt).endswith(
         "## Routing\nPick one:\n- billing: Questions about invoices and payments."
     )
     assert DEFAULT_ROUTING_INTRO not in prompt
@@ -145,7 +150,7 @@ def test_routing_intro_override_replaces_the_default_text() -> None:
 
 def test_routing_with_nothing_eligible() -> None:
     prompt = build_system_prompt(inputs(Routing()))
-    assert prompt.endswith(
+    assert _before_the_clock(prompt).endswith(
         f"## Routing\n{DEFAULT_ROUTING_INTRO}\nNo skill can be started right now."
     )
 
@@ -158,7 +163,7 @@ def test_knowledge_branch_lists_sections_with_sources_and_replaces_the_skill() -
         )
     )
     prompt = build_system_prompt(inputs(answer, offered_tools=frozenset({"cannot_help"})))
-    assert prompt.endswith(
+    assert _before_the_clock(prompt).endswith(
         "## Answer from knowledge\nAnswer the user's question using only the retrieved sections "
         "below. If they do not contain the answer, say you do not know or call cannot_help.\n\n"
         "### [1] references/fees.md\nCustoms fee is 5 EUR.\n\n"
@@ -287,7 +292,7 @@ def test_pending_confirmation_instructions() -> None:
 
 def test_resume_offer() -> None:
     prompt = _active(resume_offer=True)
-    assert prompt.endswith(
+    assert _before_the_clock(prompt).endswith(
         "### Offer to resume\nRedirect Parcel was interrupted. Ask whether the user wants to "
         "continue it. If yes, call activate with target_id `redirect_parcel`. If not, call "
         "cancel_skill."
