@@ -11,7 +11,16 @@ from keel.events.base import JsonValue, freeze_json
 from keel.events.model import HistoryCompressed, ModelCalled
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
-from keel.llm.port import Message, ModelRequest, ModelResponse, StreamDone, TextDelta, ToolSchema
+from keel.llm.port import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    PromptCache,
+    StreamDone,
+    TextDelta,
+    ToolSchema,
+)
+from keel.llm.prefix import cache_key
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
 from keel.llm.usage import cost_of, spec_for
 from keel.loop import lifecycle, stack
@@ -31,7 +40,7 @@ from keel.loop.prompt import (
     PromptInputs,
     Routing,
     Situation,
-    build_system_prompt,
+    system_prompt,
 )
 from keel.loop.turn import TurnContext
 from keel.project.model_groups import ModelSpec
@@ -138,7 +147,8 @@ def build_request(
         memory=t.state.memory,
         canned_replies=tuple(t.canned),
     )
-    system: Message = {"role": "system", "content": build_system_prompt(inputs)}
+    prompt = system_prompt(inputs)
+    system: Message = {"role": "system", "content": prompt.text}
     tools = tuple(
         ToolSchema(name=o.name, description=o.description, parameters=o.parameters) for o in offers
     )
@@ -153,8 +163,16 @@ def build_request(
         )
     with t.timed("tier"):
         choice = choose(t)
+    # The system prompt's stable part opens the request: the prefix caches can reuse.
+    cache = PromptCache(
+        stable_system_chars=prompt.stable_chars,
+        key=cache_key(t.definition.config.id or "", t.recorder.conversation_id),
+    )
     request = ModelRequest(
-        messages=(system, *fitted.messages, *current, *t.transcript), tools=tools, tier=choice.tier
+        messages=(system, *fitted.messages, *current, *t.transcript),
+        tools=tools,
+        tier=choice.tier,
+        cache=cache,
     )
     return Prepared(request=request, tier=choice, fitted=fitted)
 
@@ -281,6 +299,8 @@ async def ask_recorded(
             tier=request.tier,
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
+            cached_input_tokens=response.usage.cached_input_tokens,
+            cache_write_tokens=response.usage.cache_write_tokens,
             latency_ms=elapsed,
             cost=cost_of(spec, response.usage),
             metadata=meta,  # type: ignore[arg-type]
