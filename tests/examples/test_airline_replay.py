@@ -1,5 +1,7 @@
-"""Recorded gpt-4o conversations run unchanged through the airline example agent (Keel's
-engine, `ReplayModel`) and end on the recorded database hash."""
+"""Recorded gpt-4o conversations run through the airline example agent (Keel's engine,
+`ReplayModel`), its policy and its confirmation questions: every run whose writes all ran
+ends on the recorded database hash, every recorded success (reward 1) on the task's gold
+hash with nothing stopped, and what the policy stopped is reported."""
 
 from __future__ import annotations
 
@@ -50,10 +52,17 @@ def test_every_recorded_conversation_reaches_its_final_hash() -> None:
     failures = [line for line in replay.report_lines(report) if line.startswith("FAIL")]
     assert failures == []
     assert (report.passed, report.failed) == (40, 0)
-    # The only tool-output differences are the known `province` -> `state` drift.
-    others = [d.describe() for o in report.outcomes for d in o.other_divergences]
+    # Where the policy stopped nothing, the only tool-output differences are the known
+    # `province` -> `state` drift (after a stopped write the recording's results differ).
+    untouched = [o for o in report.outcomes if not o.intervened]
+    others = [d.describe() for o in untouched for d in o.other_divergences]
     assert others == []
+    assert all(o.actual_hash == o.expected_hash for o in untouched)
     assert sum(outcome.drift for outcome in report.outcomes) == 28
+    # No false refusal: every recorded success still reaches its gold hash untouched.
+    successes = [o for o in report.outcomes if o.reward == 1]
+    assert len(successes) == 5
+    assert [(o.name, o.stopped) for o in successes if not o.at_gold or o.intervened] == []
 
 
 def test_a_tampered_final_hash_is_reported(

@@ -20,21 +20,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from airlinedb.policy import Refusal
 from airlinedb.store import DATA_FILE, AirlineStore, Record, canonical, full_hash
 
 __all__ = [
     "DATA_FILE",
     "Record",
     "add_reservation",
+    "cabin_of",
     "canonical",
     "current",
     "db_hash",
     "dumps",
+    "enforced",
     "flights",
     "full_hash",
     "pristine_hash",
     "reservation",
     "reset",
+    "set_cabin",
     "store",
     "user",
     "writable_reservation",
@@ -52,9 +56,15 @@ def store() -> AirlineStore:
     return _STORE
 
 
-def reset() -> None:
-    """Start again from a fresh copy of `data/db.json`."""
-    store().reset()
+def reset(*, enforce_policy: bool = True) -> None:
+    """Start again from a fresh copy of `data/db.json`; `enforce_policy=False` until the
+    next reset makes the tools behave as the reference tools do (no `policy.*` refusals)."""
+    store().reset(enforce_policy=enforce_policy)
+
+
+def enforced(problem: Refusal | None) -> Refusal | None:
+    """`problem`, unless the policy is off (see `reset`)."""
+    return problem if store().enforce_policy else None
 
 
 def db_hash() -> str:
@@ -100,6 +110,18 @@ def writable_reservation(reservation_id: str) -> Record | None:
 def add_reservation(record: Record) -> None:
     """Store a new reservation."""
     store().add_reservation(record)
+
+
+def cabin_of(record: Record) -> str:
+    """The cabin a reservation flies in now: the one its flights were last priced in by
+    `update_reservation_flights`, else the booked one. The reference tool does not update
+    the stored `cabin` (kept, so database hashes match), so the rules read this instead."""
+    return store().cabins.get(record["reservation_id"], str(record["cabin"]))
+
+
+def set_cabin(reservation_id: str, cabin: str) -> None:
+    """Remember the cabin a reservation's flights were priced in (until the next reset)."""
+    store().cabins[reservation_id] = cabin
 
 
 def dumps(value: Any) -> str:

@@ -6,11 +6,23 @@ Functions return the failure text (without the `Error: ` prefix the engine adds)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from airlinedb.store import Record
 
 Cabin = str
+
+
+def plain(items: Any) -> Any:
+    """A list argument as plain lists and dicts. A call the customer confirmed reaches the
+    tool with the arguments Keel stored with the pause point, frozen (tuples and read-only
+    mappings); a direct call's are plain. Other values are returned as they are."""
+    if isinstance(items, Mapping):
+        return {key: plain(value) for key, value in items.items()}
+    if isinstance(items, list | tuple):
+        return [plain(item) for item in items]
+    return items
 
 
 def shape_problem(

@@ -40,6 +40,12 @@ class AirlineStore:
         self._text_cache: dict[tuple[str, str], str] = {}
         self._owned: set[tuple[str, str]] = set()
         self.db: dict[str, dict[str, Record]] = {}
+        self.enforce_policy = True
+        """Whether the write tools apply `airlinedb.policy` (the conformance replay of the
+        reference's gold calls turns it off: some gold calls break `policy.md`)."""
+        self.cabins: dict[str, str] = {}
+        """Reservation id -> the cabin its flights were last priced in, when changed since
+        the last `reset` (the stored `cabin` keeps its booked value, as the reference's)."""
         self.reset()
 
     @classmethod
@@ -48,10 +54,12 @@ class AirlineStore:
             data: dict[str, dict[str, Record]] = json.load(handle)
         return cls(data)
 
-    def reset(self) -> None:
+    def reset(self, *, enforce_policy: bool = True) -> None:
         """Forget every change: the current database is the pristine one again."""
+        self.enforce_policy = enforce_policy
         self.db = {name: dict(section) for name, section in self._pristine.items()}
         self._owned = set()
+        self.cabins = {}
 
     def _writable(self, section: str, key: str) -> Record | None:
         records = self.db[section]

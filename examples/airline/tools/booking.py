@@ -6,9 +6,11 @@ import copy
 from typing import Any, Literal
 
 import airlinedb
-from airlinedb.legs import price_leg, shape_problem
+from airlinedb.legs import plain, price_leg, shape_problem
+from airlinedb.policy import booking_problem
+from airlinedb.session import owner_refusal
 
-from keel.tools import ToolResult, tool
+from keel.tools import ToolContext, ToolResult, tool
 
 NEW_IDS = ("HATHAT", "HATHAU", "HATHAV")
 """Ids given to new reservations, the first one not taken yet."""
@@ -93,6 +95,8 @@ async def book_reservation(
     total_baggages: int,
     nonfree_baggages: int,
     insurance: Literal["yes", "no"],
+    *,
+    context: ToolContext | None = None,
 ) -> ToolResult:
     """Create the reservation, take the payments, and add it to the customer's profile.
 
@@ -112,9 +116,13 @@ async def book_reservation(
         nonfree_baggages: How many of those bags are beyond the free allowance (50 each).
         insurance: 'yes' to add travel insurance (30 per passenger), else 'no'.
     """
+    flights, passengers, payment_methods = plain(flights), plain(passengers), plain(payment_methods)
     problem = _shape(flights, passengers, payment_methods)
     if problem is not None:
         return ToolResult(error=problem)
+    refused = airlinedb.enforced(owner_refusal(context, user_id))
+    if refused is not None:
+        return ToolResult(error=refused.error)
     return _book(
         {
             "user_id": user_id,
@@ -136,6 +144,9 @@ def _book(args: dict[str, Any]) -> ToolResult:
     user = airlinedb.user(args["user_id"])
     if user is None:
         return ToolResult(error="user not found")
+    refused = airlinedb.enforced(booking_problem(user, airlinedb.flights(), args))
+    if refused is not None:
+        return ToolResult(error=refused.error)
     seats = len(args["passengers"])
     legs = copy.deepcopy(args["flights"])
     total: int | float = 0

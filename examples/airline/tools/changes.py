@@ -1,7 +1,8 @@
 """Changing an existing reservation: its flights (or cabin), its bags, its passengers.
 
-None of these tools checks the policy (basic economy, same origin and destination, no
-fewer bags...): the agent checks it before calling them.
+Each tool first checks the policy (`airlinedb.policy`: the customer's own reservation, not
+cancelled, basic economy keeps its flights, same origin, destination and trip type, bags
+only added and paid beyond the allowance) and refuses with a `policy.<rule>` error.
 """
 
 from __future__ import annotations
@@ -10,9 +11,17 @@ import copy
 from typing import Any, Literal
 
 import airlinedb
-from airlinedb.legs import change_payment_problem, charge_for_change, price_leg, shape_problem
+from airlinedb.legs import (
+    change_payment_problem,
+    charge_for_change,
+    plain,
+    price_leg,
+    shape_problem,
+)
+from airlinedb.policy import Refusal, bags_problem, flight_change_problem, open_problem
+from airlinedb.session import owner_refusal
 
-from keel.tools import ToolResult, tool
+from keel.tools import ToolContext, ToolResult, tool
 
 PRICE_PER_EXTRA_BAG = 50
 LEG_FIELDS: dict[str, type | tuple[type, ...]] = {"flight_number": str, "date": str}
@@ -71,6 +80,8 @@ async def update_reservation_flights(
     cabin: Literal["basic_economy", "economy", "business"],
     flights: list[dict[str, str]],
     payment_id: str,
+    *,
+    context: ToolContext | None = None,
 ) -> ToolResult:
     """Legs kept from the booking (same flight, date and cabin) keep the price paid.
 
@@ -84,9 +95,16 @@ async def update_reservation_flights(
     record = airlinedb.reservation(reservation_id)
     if record is None:
         return ToolResult(error="reservation not found")
+    flights = plain(flights)
     problem = shape_problem(flights, LEG_FIELDS, "flight")
     if problem is not None:
         return ToolResult(error=problem)
+    refused = airlinedb.enforced(
+        _account_problem(context, record)
+        or flight_change_problem(record, airlinedb.flights(), airlinedb.cabin_of(record), flights)
+    )
+    if refused is not None:
+        return ToolResult(error=refused.error)
     legs = copy.deepcopy(flights)
     difference, problem = _price_new_legs(record, legs, cabin)
     user = airlinedb.user(record["user_id"]) or {"payment_methods": {}}
@@ -96,6 +114,7 @@ async def update_reservation_flights(
     charge_for_change(_writable_user(record), payment_id, difference)
     record = _writable_reservation(reservation_id)
     record["flights"] = legs
+    airlinedb.set_cabin(reservation_id, cabin)
     if difference != 0:
         record["payment_history"].append(_payment_record(payment_id, difference))
     return ToolResult(llm_response=airlinedb.dumps(record))
@@ -108,7 +127,12 @@ async def update_reservation_flights(
     )
 )
 async def update_reservation_baggages(
-    reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str
+    reservation_id: str,
+    total_baggages: int,
+    nonfree_baggages: int,
+    payment_id: str,
+    *,
+    context: ToolContext | None = None,
 ) -> ToolResult:
     """Store the new bag counts and charge for the added paid bags.
 
@@ -121,6 +145,19 @@ async def update_reservation_baggages(
     record = airlinedb.reservation(reservation_id)
     if record is None:
         return ToolResult(error="reservation not found")
+    owner = airlinedb.user(record["user_id"]) or {"membership": "regular"}
+    refused = airlinedb.enforced(
+        _account_problem(context, record)
+        or bags_problem(
+            record,
+            str(owner["membership"]),
+            airlinedb.cabin_of(record),
+            total_baggages,
+            nonfree_baggages,
+        )
+    )
+    if refused is not None:
+        return ToolResult(error=refused.error)
     cost = PRICE_PER_EXTRA_BAG * max(0, nonfree_baggages - record["nonfree_baggages"])
     user = airlinedb.user(record["user_id"]) or {"payment_methods": {}}
     problem = change_payment_problem(user["payment_methods"].get(payment_id), cost)
@@ -141,7 +178,7 @@ async def update_reservation_baggages(
     )
 )
 async def update_reservation_passengers(
-    reservation_id: str, passengers: list[dict[str, str]]
+    reservation_id: str, passengers: list[dict[str, str]], *, context: ToolContext | None = None
 ) -> ToolResult:
     """Store the new passenger list (same length as before).
 
@@ -153,14 +190,23 @@ async def update_reservation_passengers(
     record = airlinedb.reservation(reservation_id)
     if record is None:
         return ToolResult(error="reservation not found")
+    passengers = plain(passengers)
     problem = shape_problem(passengers, PASSENGER_FIELDS, "passenger")
     if problem is not None:
         return ToolResult(error=problem)
     if len(passengers) != len(record["passengers"]):
         return ToolResult(error="number of passengers does not match")
+    refused = airlinedb.enforced(_account_problem(context, record))
+    if refused is not None:
+        return ToolResult(error=refused.error)
     record = _writable_reservation(reservation_id)
     record["passengers"] = copy.deepcopy(passengers)
     return ToolResult(llm_response=airlinedb.dumps(record))
+
+
+def _account_problem(context: ToolContext | None, record: dict[str, Any]) -> Refusal | None:
+    """The signed-in customer's own reservation, and not cancelled."""
+    return owner_refusal(context, record["user_id"]) or open_problem(record)
 
 
 def _writable_reservation(reservation_id: str) -> dict[str, Any]:
