@@ -1,0 +1,350 @@
+"""The fidelity measures over every served conversation, and their table (pure).
+
+Shares of results and texts are pooled over calls (found / had, summed over all calls);
+the per-call mean is kept beside it. The prefix share is the mean, over every request
+that has a previous one in its conversation, of `prefix_share(previous, current)`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from metrics import CallComparison, Serialised, first_difference, prefix_share
+
+GOAL_EARLIER = 0.99
+GOAL_PREFIX = 0.80
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Conversation:
+    """One served conversation, as measured."""
+
+    calls: tuple[CallComparison, ...]
+    """The compared calls, in order."""
+    turns: tuple[int, ...]
+    """The user turn of each compared call."""
+    recorded_calls: int
+    """Replies the recording holds (compared or not)."""
+    in_step: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Measures:
+    """What `bench/fidelity` reports (also its `--json` form)."""
+
+    transcripts: int
+    in_step: int
+    """Transcripts served without leaving the recording's steps."""
+    recorded_calls: int
+    """Replies in the recordings; `calls` of them were compared (in step)."""
+    calls: int
+    calls_after_first: int
+    """Calls made after the conversation's first user turn."""
+    calls_with_earlier: int
+    """Calls where gpt-4o had a tool result from an earlier user turn in its context."""
+    earlier_results: int
+    earlier_present: int
+    earlier_per_call: float
+    """Mean, over calls_with_earlier, of each call's share of earlier results present."""
+    current_results: int
+    current_present: int
+    all_results_per_call: float
+    """Mean, over calls_with_earlier, of the share of all gpt-4o's tool results (this
+    turn's and earlier turns') that Keel's request carried."""
+    user_texts: int
+    user_present: int
+    calls_missing_user: int
+    """Calls whose request lacked at least one user text gpt-4o had."""
+    bot_texts: int
+    bot_present: int
+    keel_chars: float
+    recorded_chars: float
+    keel_tokens: float
+    recorded_tokens: float
+    keel_max_tokens: int
+    recorded_max_tokens: int
+    prefix_pairs: int
+    keel_prefix: float
+    """Keel's mean prefix share, system first (system, tools, messages)."""
+    recorded_prefix: float
+    prefix_within_turn: float
+    """Keel's mean prefix share (system first) between calls of one user turn."""
+    prefix_across_turns: float
+    """Keel's mean prefix share (system first) from a turn's last call to the next turn's."""
+    keel_prefix_tools_first: float
+    """Keel's mean prefix share, tools first (tools, messages: `request_text`)."""
+    recorded_prefix_tools_first: float
+    tools_first_within_turn: float
+    tools_first_across_turns: float
+    first_difference: dict[str, int] = field(default_factory=dict)
+    """How many of Keel's requests first differ from the previous one in each part."""
+
+    @property
+    def earlier_share(self) -> float:
+        return _share(self.earlier_present, self.earlier_results)
+
+    @property
+    def user_share(self) -> float:
+        return _share(self.user_present, self.user_texts)
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def measure(served: Sequence[Conversation]) -> Measures:
+    """The measures over every served conversation."""
+    calls = [c for conversation in served for c in conversation.calls]
+    with_earlier = [c for c in calls if c.earlier_results]
+    keel_shares: list[float] = []
+    recorded_shares: list[float] = []
+    within: list[float] = []
+    across: list[float] = []
+    keel_tf: list[float] = []
+    recorded_tf: list[float] = []
+    within_tf: list[float] = []
+    across_tf: list[float] = []
+    where: Counter[str] = Counter()
+    for conversation in served:
+        comparisons, turns = conversation.calls, conversation.turns
+        for index in range(1, len(comparisons)):
+            previous, current = comparisons[index - 1], comparisons[index]
+            same_turn = turns[index] == turns[index - 1]
+            share = prefix_share(previous.keel.text, current.keel.text)
+            keel_shares.append(share)
+            (within if same_turn else across).append(share)
+            recorded_shares.append(prefix_share(previous.recorded.text, current.recorded.text))
+            where[first_difference(previous.keel, current.keel)] += 1
+            share = prefix_share(previous.keel_tools_first, current.keel_tools_first)
+            keel_tf.append(share)
+            (within_tf if same_turn else across_tf).append(share)
+            recorded_tf.append(
+                prefix_share(previous.recorded_tools_first, current.recorded_tools_first)
+            )
+    return Measures(
+        transcripts=len(served),
+        in_step=sum(1 for conversation in served if conversation.in_step),
+        recorded_calls=sum(conversation.recorded_calls for conversation in served),
+        calls=len(calls),
+        calls_after_first=sum(1 for c in served for turn in c.turns if turn > 0),
+        calls_with_earlier=len(with_earlier),
+        earlier_results=sum(c.earlier_results for c in calls),
+        earlier_present=sum(c.earlier_present for c in calls),
+        earlier_per_call=_mean([c.earlier_present / c.earlier_results for c in with_earlier]),
+        current_results=sum(c.current_results for c in calls),
+        current_present=sum(c.current_present for c in calls),
+        all_results_per_call=_mean(
+            [
+                (c.earlier_present + c.current_present) / (c.earlier_results + c.current_results)
+                for c in with_earlier
+            ]
+        ),
+        user_texts=sum(c.user_texts for c in calls),
+        user_present=sum(c.user_present for c in calls),
+        calls_missing_user=sum(1 for c in calls if c.user_present < c.user_texts),
+        bot_texts=sum(c.bot_texts for c in calls),
+        bot_present=sum(c.bot_present for c in calls),
+        keel_chars=_mean([len(c.keel.text) for c in calls]),
+        recorded_chars=_mean([len(c.recorded.text) for c in calls]),
+        keel_tokens=_mean([c.keel.tokens for c in calls]),
+        recorded_tokens=_mean([c.recorded.tokens for c in calls]),
+        keel_max_tokens=max((c.keel.tokens for c in calls), default=0),
+        recorded_max_tokens=max((c.recorded.tokens for c in calls), default=0),
+        prefix_pairs=len(keel_shares),
+        keel_prefix=_mean(keel_shares),
+        recorded_prefix=_mean(recorded_shares),
+        prefix_within_turn=_mean(within),
+        prefix_across_turns=_mean(across),
+        keel_prefix_tools_first=_mean(keel_tf),
+        recorded_prefix_tools_first=_mean(recorded_tf),
+        tools_first_within_turn=_mean(within_tf),
+        tools_first_across_turns=_mean(across_tf),
+        first_difference=dict(sorted(where.items())),
+    )
+
+
+def table(now: Measures, before: Mapping[str, Any] | None, before_label: str) -> list[str]:
+    """The Markdown table: this run, the earlier run when given, gpt-4o's own requests."""
+    then = _Before(before) if before is not None else None
+    head = "| measure | Keel |" + (f" Keel, {before_label} |" if then else "") + " gpt-4o | goal |"
+    rule = "| --- | ---: |" + (" ---: |" if then else "") + " ---: | --- |"
+    rows = [head, rule]
+
+    def row(label: str, value: str, earlier: str, recorded: str, goal: str = "") -> None:
+        middle = f" {earlier} |" if then else ""
+        rows.append(f"| {label} | {value} |{middle} {recorded} | {goal} |")
+
+    def pct(part: int, whole: int) -> str:
+        return f"{_share(part, whole):.1%} ({part:,}/{whole:,})"
+
+    b = then or _Before({})
+    row(
+        "calls compared (in step with the recording)",
+        pct(now.calls, now.recorded_calls),
+        pct(b.count("calls"), b.count("recorded_calls")),
+        "",
+    )
+    row(
+        "earlier-turn tool results present (pooled)",
+        pct(now.earlier_present, now.earlier_results),
+        pct(b.count("earlier_present"), b.count("earlier_results")),
+        "100%",
+        f">= {GOAL_EARLIER:.0%}",
+    )
+    row(
+        "same, mean per call",
+        f"{now.earlier_per_call:.1%}",
+        f"{b.number('earlier_per_call'):.1%}",
+        "100%",
+    )
+    row(
+        "on those calls, all of gpt-4o's tool results present (mean per call)",
+        f"{now.all_results_per_call:.1%}",
+        f"{b.number('all_results_per_call'):.1%}",
+        "100%",
+    )
+    row(
+        "calls with an earlier-turn tool result in gpt-4o's context",
+        pct(now.calls_with_earlier, now.calls),
+        pct(b.count("calls_with_earlier"), b.count("calls")),
+        "",
+    )
+    row(
+        "same, of the calls after the first user turn",
+        pct(now.calls_with_earlier, now.calls_after_first),
+        pct(b.count("calls_with_earlier"), b.count("calls_after_first")),
+        "",
+    )
+    row(
+        "current-turn tool results present (matching check)",
+        pct(now.current_present, now.current_results),
+        pct(b.count("current_present"), b.count("current_results")),
+        "100%",
+    )
+    row(
+        "user texts present",
+        pct(now.user_present, now.user_texts),
+        pct(b.count("user_present"), b.count("user_texts")),
+        "100%",
+    )
+    row(
+        "calls missing a user text",
+        f"{now.calls_missing_user:,}",
+        f"{b.count('calls_missing_user'):,}",
+        "0",
+    )
+    row(
+        "bot texts present",
+        pct(now.bot_present, now.bot_texts),
+        pct(b.count("bot_present"), b.count("bot_texts")),
+        "100%",
+    )
+    row(
+        "prompt size, mean chars per call",
+        f"{now.keel_chars:,.0f}",
+        f"{b.number('keel_chars'):,.0f}",
+        f"{now.recorded_chars:,.0f}",
+    )
+    row(
+        "prompt size, mean est. tokens per call",
+        f"{now.keel_tokens:,.0f}",
+        f"{b.number('keel_tokens'):,.0f}",
+        f"{now.recorded_tokens:,.0f}",
+    )
+    row(
+        "prompt size, largest call (est. tokens)",
+        f"{now.keel_max_tokens:,}",
+        f"{b.count('keel_max_tokens'):,}",
+        f"{now.recorded_max_tokens:,}",
+    )
+    row(
+        "prefix share, tools first (mean over consecutive requests)",
+        f"{now.keel_prefix_tools_first:.1%}",
+        f"{b.number('keel_prefix_tools_first'):.1%}",
+        f"{now.recorded_prefix_tools_first:.1%}",
+        f">= {GOAL_PREFIX:.0%}",
+    )
+    row(
+        "same, within a user turn / across user turns",
+        f"{now.tools_first_within_turn:.1%} / {now.tools_first_across_turns:.1%}",
+        f"{b.number('tools_first_within_turn'):.1%} / {b.number('tools_first_across_turns'):.1%}",
+        "",
+    )
+    row(
+        "prefix share, system first (mean over consecutive requests)",
+        f"{now.keel_prefix:.1%}",
+        f"{b.number('keel_prefix'):.1%}",
+        f"{now.recorded_prefix:.1%}",
+        f">= {GOAL_PREFIX:.0%}",
+    )
+    row(
+        "same, within a user turn / across user turns",
+        f"{now.prefix_within_turn:.1%} / {now.prefix_across_turns:.1%}",
+        f"{b.number('prefix_within_turn'):.1%} / {b.number('prefix_across_turns'):.1%}",
+        "",
+    )
+    row(
+        "system first: requests first differing in system / tools / messages",
+        _where(now.first_difference),
+        _where(b.mapping("first_difference")),
+        "",
+    )
+    return rows
+
+
+def verdict(now: Measures) -> str:
+    """One line: each goal met or not."""
+
+    def met(value: float, goal: float) -> str:
+        return f"{value:.1%} (>= {goal:.0%}: {'met' if value >= goal else 'not met'})"
+
+    return (
+        f"Goals: earlier-turn tool results present {met(now.earlier_share, GOAL_EARLIER)}; "
+        f"prefix share tools first {met(now.keel_prefix_tools_first, GOAL_PREFIX)}, "
+        f"system first {met(now.keel_prefix, GOAL_PREFIX)}."
+    )
+
+
+def _where(counts: Mapping[str, int]) -> str:
+    return " / ".join(f"{counts.get(part, 0):,}" for part in ("system", "tools", "messages"))
+
+
+class _Before:
+    """Reads an earlier run's `--json` leniently (a missing number reads as 0)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = data
+
+    def count(self, key: str) -> int:
+        value = self.data.get(key)
+        return value if isinstance(value, int) else 0
+
+    def number(self, key: str) -> float:
+        value = self.data.get(key)
+        return float(value) if isinstance(value, int | float) else 0.0
+
+    def mapping(self, key: str) -> Mapping[str, int]:
+        value = self.data.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+__all__ = [
+    "GOAL_EARLIER",
+    "GOAL_PREFIX",
+    "Conversation",
+    "Measures",
+    "Serialised",
+    "measure",
+    "table",
+    "verdict",
+]
