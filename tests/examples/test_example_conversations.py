@@ -30,3 +30,16 @@ def test_example_agent_validates() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_airline_policy_conversation_tests_pass() -> None:
+    """The airline agent's policy tests: sign-in, confirmations and the tools' refusals."""
+    result = subprocess.run(
+        [sys.executable, "-m", "keel", "test", str(ROOT / "examples" / "airline" / "tests")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = result.stdout.strip().splitlines()[-1]
+    assert int(summary.split()[0]) >= 6 and summary.endswith("0 failed"), summary
