@@ -206,13 +206,16 @@ def _finish_reason(response: ModelResponse) -> str:
     return "tool_calls" if response.tool_calls else "stop"
 
 
-def _usage(response: ModelResponse) -> dict[str, int]:
+def _usage(response: ModelResponse) -> dict[str, Any]:
     used = response.usage
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": used.input_tokens,
         "completion_tokens": used.output_tokens,
         "total_tokens": used.input_tokens + used.output_tokens,
     }
+    if used.cached_input_tokens:  # as OpenAI reports prompt-cache hits
+        usage["prompt_tokens_details"] = {"cached_tokens": used.cached_input_tokens}
+    return usage
 
 
 def _completion(response: ModelResponse, model: str) -> dict[str, Any]:

@@ -161,3 +161,61 @@ def test_spec_for_prefers_the_resolved_group() -> None:
     assert spec_for(integrations, "gpt-4o", group_id="b") is dear
     assert spec_for(integrations, "gpt-4o", group_id="nope") is cheap
     assert spec_for(integrations, "unknown-model") is None
+
+
+# Prompt-cache tokens -------------------------------------------------------------------------
+
+CACHED = Usage(input_tokens=2000, output_tokens=100, cached_input_tokens=1500)
+
+
+def test_cached_tokens_at_their_configured_price() -> None:
+    priced = ModelSpec(
+        provider="openai",
+        model="gpt-4.1",
+        line=None,
+        input_cost_per_token=2e-6,
+        output_cost_per_token=8e-6,
+        cached_input_cost_per_token=0.5e-6,
+    )
+    # 500 fresh at 2e-6, 1,500 cached at 0.5e-6, 100 out at 8e-6.
+    assert cost_of(priced, CACHED) == pytest.approx(500 * 2e-6 + 1500 * 0.5e-6 + 100 * 8e-6)
+
+
+def test_cached_tokens_without_a_cached_price_cost_the_input_price_but_for_anthropic() -> None:
+    plain = spec(per_input=2e-6, per_output=8e-6)
+    assert cost_of(plain, CACHED) == cost_of(plain, Usage(input_tokens=2000, output_tokens=100))
+    claude = ModelSpec(
+        provider="Anthropic",
+        model="claude-sonnet-4-5",
+        line=None,
+        input_cost_per_token=3e-6,
+        output_cost_per_token=15e-6,
+    )
+    usage = Usage(
+        input_tokens=2000, output_tokens=100, cached_input_tokens=1500, cache_write_tokens=400
+    )
+    # Anthropic's own multiples of the input price: reads 0.1, five-minute writes 1.25.
+    expected = 100 * 3e-6 + 1500 * 0.3e-6 + 400 * 3.75e-6 + 100 * 15e-6
+    assert cost_of(claude, usage) == pytest.approx(expected)
+
+
+def test_totals_sum_the_cache_counts() -> None:
+    first = ModelCalled(
+        model="m",
+        tier="default",
+        input_tokens=10,
+        output_tokens=1,
+        latency_ms=1.0,
+        cached_input_tokens=6,
+        cache_write_tokens=2,
+    )
+    second = ModelCalled(
+        model="m",
+        tier="default",
+        input_tokens=10,
+        output_tokens=1,
+        latency_ms=1.0,
+        cached_input_tokens=8,
+    )
+    summed = totals([first, second])
+    assert (summed.cached_input_tokens, summed.cache_write_tokens) == (14, 2)

@@ -339,3 +339,21 @@ def test_model_groups_must_be_a_list() -> None:
     config, diagnostics = parse("llm: {model_group: g}\nmodel_groups: {g: 1}\n")
     assert config is None
     assert codes(diagnostics) == [("config.model_groups.bad_value", 2)]
+
+
+def test_prompt_cache_prices() -> None:
+    base = "llm: {model_group: g}\nmodel_groups:\n  - id: g\n    models:\n      - provider: x\n"
+    config, diagnostics = parse(
+        base + "        model: y\n        input_cost_per_token: 0.000002\n"
+        "        cached_input_cost_per_token: 0.0000005\n"
+        "        cache_write_cost_per_token: 0.0000025\n"
+    )
+    assert codes(diagnostics) == []
+    assert config is not None
+    spec = config.model_groups[0].models[0]
+    assert (spec.cached_input_cost_per_token, spec.cache_write_cost_per_token) == (5e-7, 2.5e-6)
+    config, diagnostics = parse(
+        base + "        model: y\n        cached_input_cost_per_token: -1\n"
+    )
+    assert config is None
+    assert codes(diagnostics) == [("config.model_groups.bad_model", 7)]
