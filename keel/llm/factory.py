@@ -18,7 +18,8 @@ read `ANTHROPIC_API_KEY`; OpenAI-compatible servers need none. The entry's reque
 parameters (`temperature`, `max_tokens`, `top_p`, `seed`, `stop`) and provider extras
 (`ModelSpec.params`, see `keel.project.model_params`) are sent with each request, and an
 `extra_body:` mapping is merged into each request body over the extras (vLLM/llama.cpp
-server settings).
+server settings). Only `openai` models send a request's prompt cache key
+(`prompt_cache_key`): other servers may refuse fields they do not know.
 
 Adapters and the resilience wrappers are imported inside the functions that use them, so
 this module (and `TieredModel` with a custom `build`) imports without the provider SDKs.

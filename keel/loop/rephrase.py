@@ -211,6 +211,8 @@ def _called(
         tier=request.tier,
         input_tokens=response.usage.input_tokens,
         output_tokens=response.usage.output_tokens,
+        cached_input_tokens=response.usage.cached_input_tokens,
+        cache_write_tokens=response.usage.cache_write_tokens,
         latency_ms=elapsed_ms,
         cost=cost_of(spec, response.usage),
         metadata=meta,

@@ -124,7 +124,12 @@ def read_recording(events: Sequence[Event]) -> Recording:
         elif isinstance(event, ModelCalled):
             reply = event.metadata.get("reply")
             if isinstance(reply, Mapping):
-                usage = Usage(input_tokens=event.input_tokens, output_tokens=event.output_tokens)
+                usage = Usage(
+                    input_tokens=event.input_tokens,
+                    output_tokens=event.output_tokens,
+                    cached_input_tokens=event.cached_input_tokens,
+                    cache_write_tokens=event.cache_write_tokens,
+                )
                 calls.append(RecordedCall(reply=reply, model=event.model, usage=usage))
     with_model = any(isinstance(e, ModelCalled) for e in events)
     return Recording(steps=tuple(steps), calls=tuple(calls), with_model=with_model)
