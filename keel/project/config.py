@@ -64,6 +64,7 @@ TOP_LEVEL_KEYS = frozenset(
         "max_tool_calls_per_reply",
         "routing",
         "extraction",
+        "history",
     }
 )
 AGENT_KEYS = frozenset({"id", "language", "persona", "name", "description"})
@@ -71,6 +72,7 @@ NESTED_HONOURED_KEYS = frozenset({"rules", "references"})
 """Top-level keys that older Mantle builds also read under `agent:`; honoured there too."""
 LEGACY_AGENT_KEYS = frozenset({"voice", "startup"})
 SESSION_KEYS = frozenset({"session_expiration_time", "carry_over_slots_to_new_session"})
+HISTORY_KEYS = frozenset({"tool_results"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -102,6 +104,9 @@ class AgentConfig:
     max_turns: int = DEFAULT_MAX_TURNS
     max_tool_calls_per_reply: int = DEFAULT_MAX_TOOL_CALLS_PER_REPLY
     """Keel: tool calls of one model reply that run; the excess is refused, coded."""
+    history_tool_results: bool | None = None
+    """Keel: `history: {tool_results: ...}`, whether earlier turns' tool calls and results
+    go into the model's history (None: not set; skills decide, `keel.loop.model_call`)."""
     offline: OfflineConfig = field(default_factory=OfflineConfig)
     """Keel: `routing.offline` and `extraction` (`keel.project.offline_config`)."""
     plan_cache: PlanCacheSettings = field(default_factory=PlanCacheSettings)
@@ -149,6 +154,7 @@ def parse_agent_config(
         session_config=_session(r, data),
         max_turns=_max_turns(r, data),
         max_tool_calls_per_reply=_max_tool_calls(r, data),
+        history_tool_results=_history(r, data),
         offline=parse_offline(r, data),
         plan_cache=parse_plan_cache(r, data),
         conversation=_raw_section(r, data, "conversation"),
@@ -305,6 +311,24 @@ def _max_tool_calls(r: Reporter, data: Mapping[Any, Any]) -> int:
         default=DEFAULT_MAX_TOOL_CALLS_PER_REPLY,
     )
     return DEFAULT_MAX_TOOL_CALLS_PER_REPLY if value is None else value
+
+
+def _history(r: Reporter, data: Mapping[Any, Any]) -> bool | None:
+    """`history: {tool_results: true|false}`; None when not set."""
+    section = data.get("history")
+    if section is None:
+        return None
+    code = "config.agent.bad_value"
+    if not isinstance(section, dict):
+        r.error(code, key_line(data, "history"), "`history` must be a mapping")
+        return None
+    warn_unknown_keys(r, section, HISTORY_KEYS, "config.agent.unknown_key", where="history.")
+    value = section.get("tool_results")
+    if value is None or isinstance(value, bool):
+        return value
+    line = key_line(section, "tool_results")
+    r.error(code, line, "`history.tool_results` must be true or false", key="history.tool_results")
+    return None
 
 
 def _raw_section(r: Reporter, data: Mapping[Any, Any], key: str) -> Mapping[str, object]:

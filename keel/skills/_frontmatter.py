@@ -36,6 +36,7 @@ KNOWN_KEYS = frozenset(
         "examples",
         "planner",
         "plan_cache",
+        "history",
     }
 )
 _ROUTING_KEYS = frozenset({"engine_managed", "hidden"})
@@ -60,6 +61,7 @@ class Frontmatter:
     examples: tuple[str, ...]
     planner: bool
     plan_cache: bool
+    history_tool_results: bool | None
     key_lines: Mapping[str, int]
 
 
@@ -88,6 +90,7 @@ def read_frontmatter(data: LineDict, rep: Reporter) -> Frontmatter:
         examples=_examples(data, rep),
         planner=_flag(data, "planner", rep),
         plan_cache=data.get("plan_cache") is None or _flag(data, "plan_cache", rep),
+        history_tool_results=_history(data, rep),
         key_lines=MappingProxyType({k: data.line_of(k) for k in data if isinstance(k, str)}),
     )
 
@@ -235,6 +238,30 @@ def _routing(data: LineDict, rep: Reporter) -> Routing:
     return Routing(
         engine_managed=_flag(value, "engine_managed", rep), hidden=_flag(value, "hidden", rep)
     )
+
+
+def _history(data: LineDict, rep: Reporter) -> bool | None:
+    """`history: {tool_results: true|false}`; None when not set (the agent's, or the default)."""
+    value = data.get("history")
+    if value is None:
+        return None
+    if not isinstance(value, LineDict):
+        rep.error(
+            "skill.frontmatter.bad_type",
+            data.line_of("history"),
+            f"`history` must be a mapping, got {type_name(value)}",
+            key="history",
+        )
+        return None
+    for key in value:
+        if key != "tool_results":
+            rep.warning(
+                "skill.frontmatter.unknown_key",
+                value.line_of(key),
+                f"unknown history key {key!r} is ignored (known: tool_results)",
+                key=str(key),
+            )
+    return None if value.get("tool_results") is None else _flag(value, "tool_results", rep)
 
 
 def _tier(data: LineDict, rep: Reporter) -> str | None:

@@ -145,6 +145,10 @@ class SkillDocument:
     instead of calling tools one round trip at a time."""
     plan_cache: bool = True
     """The plan cache may serve and record plans for this skill (when the agent enables it)."""
+    history_tool_results: bool | None = None
+    """`history: {tool_results: ...}`: whether earlier turns' tool calls and results go into
+    the model's history while this skill is active (None: the agent's setting, else yes,
+    except for a skill with ordered blocks)."""
     paragraphs: tuple[Paragraph, ...] = ()
     blocks: tuple[OrderedBlock, ...] = ()
     tokens: tuple[Token, ...] = ()

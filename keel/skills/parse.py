@@ -56,6 +56,7 @@ def parse_skill(
         examples=frontmatter.examples,
         planner=frontmatter.planner,
         plan_cache=frontmatter.plan_cache,
+        history_tool_results=frontmatter.history_tool_results,
         paragraphs=body.paragraphs,
         blocks=blocks,
         tokens=tuple(sorted((*body.tokens, *block_tokens), key=lambda t: t.line)),

@@ -19,6 +19,9 @@ skill's tier for the skill"):
 * routing.yml: slash command (no model call), sticky skill, router-tier classification.
 * history.yml: `history_compressed` once the budget is exceeded; the pending confirmation
   and the collected values still reach the model.
+* history_tools.yml, history_budget_tools.yml, history_long.yml (issue 19): earlier turns'
+  tool calls and results in the history, in place; a skill's opt-out and the ordered-block
+  default; whole pairs dropped oldest first for the budget; nothing dropped without one.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ def _case_count(paths: list[Path]) -> int:
 def test_the_suite_is_all_there() -> None:
     names = {p.name for p in TEST_FILES}
     assert names >= {"tiers.yml", "no_router.yml", "escalation.yml", "routing.yml", "history.yml"}
-    assert {p.name for p in AGENTS} == {"tiers", "plain", "history"}
+    assert names >= {"history_tools.yml", "history_budget_tools.yml", "history_long.yml"}
+    assert {p.name for p in AGENTS} == {"tiers", "plain", "history", "desk", "desk_budget"}
 
 
 @pytest.mark.parametrize("path", TEST_FILES, ids=[p.stem for p in TEST_FILES])

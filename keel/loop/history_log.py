@@ -1,0 +1,264 @@
+"""Earlier turns as the model saw them, read back from the event log (seed 004: tool
+results are kept "so the next turn can reconstruct the exact context the model saw").
+
+`read_history` turns the log before this turn into units (`keel.loop.history.Unit`),
+oldest first: user messages (a tap reads as its button title, control messages are left
+out, nothing before a `/restart` is read), bot messages, and, when tool results are kept,
+each model reply's tool calls with their results, where they happened:
+
+* the assistant message is the reply as recorded in `model_called.metadata.reply` (its
+  text, and every call with its id, name and raw argument text), as `keel.loop.calls`
+  put it in that turn's transcript: a `listen` dropped for coming with other calls is
+  left out, and the bot message that said the reply's text is not repeated;
+* each call's result is the text the model was told: `tool_executed.result` (the string
+  the model saw), a refusal's text (`tool_call_refused`: `Error (<code>): <message>`, the
+  argument errors as their message), or a held call's `awaiting_confirmation` answer
+  (`pause_point_created`); when two runs share a call id (`resolve_tool_confirmation`
+  runs the held tool under its own call id) the one named like the call wins;
+* bot messages said while the calls ran follow the results (chat APIs reject anything
+  between a call and its results); a call that got no result is left out of its message,
+  and a message left with none is sent as its text alone (or not at all);
+* a cached plan's step (`tool_executed` with `metadata.plan`) is the one-call pair the
+  plan runner put in its transcript.
+
+A held call's `awaiting_confirmation` answer is not shown as live once its pause is over:
+after `pause_point_resolved` it reads `{"status": "resolved", "asked": ..., "outcome":
+"approved" | "declined" | "withdrawn (<reason>)"}`, with the held run's `result` when it
+ran where the model did not see it (the approval API, the no-model yes). Tool runs of
+ordered-block steps (`execute_tool`) never were in a model's transcript and are not here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from keel.events.model import (
+    BotMessage,
+    Event,
+    ModelCalled,
+    PausePointCreated,
+    PausePointResolved,
+    ToolCallRefused,
+    ToolExecuted,
+    TurnEnded,
+    TurnStarted,
+    UserMessage,
+)
+from keel.llm.port import Message, ToolCall, ToolChatMessage, assistant_message, tool_message
+from keel.loop.control import RESTART, said_by_user
+from keel.loop.history import Unit
+
+
+def refusal_text(code: str, message: str) -> str:
+    """What the model was told for a refused call (`keel.loop.outcome.refuse` and
+    `keel.loop.calls`): argument errors as their message, the breaker's short text."""
+    if code == "tool.arguments.invalid":
+        return message
+    if code == "tool.repeated_call":
+        return "Error: repeated call"
+    return f"Error ({code}): {message}"
+
+
+@dataclass(kw_only=True, slots=True)
+class _Group:
+    """An open model reply with tool calls, waiting for its results."""
+
+    content: str | None
+    calls: list[ToolCall]
+    results: dict[str, ToolChatMessage] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)
+    """Call ids whose result came from a run named like the call."""
+    said: list[Message] = field(default_factory=list)
+    echo: str | None = None
+    """The reply's text, which the loop also said as a bot message (not repeated)."""
+
+    def record(self, call_id: str, tool_name: str, content: str) -> None:
+        call = next((c for c in self.calls if c.id == call_id), None)
+        if call is None or (call_id in self.named and tool_name != call.name):
+            return
+        self.results[call_id] = tool_message(call_id, content)
+        if tool_name == call.name:
+            self.named.add(call_id)
+
+    def units(self) -> list[Unit]:
+        answered = [c for c in self.calls if c.id in self.results]
+        done: list[Unit] = []
+        if answered:
+            message = assistant_message(self.content, tuple(answered))
+            done.append((message, *(self.results[c.id] for c in answered)))
+        elif self.content:
+            done.append((assistant_message(self.content),))
+        return done + [(m,) for m in self.said]
+
+
+@dataclass(kw_only=True, slots=True)
+class _Pause:
+    message: ToolChatMessage
+    ask: str
+
+
+class _Reader:
+    def __init__(self, tool_results: bool) -> None:
+        self.tool_results = tool_results
+        self.units: list[Unit] = []
+        self.group: _Group | None = None
+        self.pauses: dict[str, _Pause] = {}
+        self.approved_outside: str | None = None
+        """A pause approved with no model call of its own: its held run's result joins it."""
+
+    def close(self) -> None:
+        if self.group is not None:
+            self.units += self.group.units()
+            self.group = None
+
+    def earlier(self, event: Event) -> None:
+        if isinstance(event, BotMessage):
+            self.bot(event)
+        elif not self.tool_results:
+            return
+        elif isinstance(event, ModelCalled):
+            self.reply(event)
+        elif isinstance(event, ToolExecuted):
+            self.executed(event)
+        elif isinstance(event, ToolCallRefused):
+            self.refused(event)
+        elif isinstance(event, PausePointCreated):
+            self.paused(event)
+        elif isinstance(event, PausePointResolved):
+            self.resolved(event)
+        elif isinstance(event, TurnStarted | TurnEnded):
+            self.close()
+
+    def bot(self, event: BotMessage) -> None:
+        group = self.group
+        if group is None:
+            self.units.append((assistant_message(event.text),))
+        elif group.echo is not None and event.text == group.echo:
+            group.echo = None
+        else:
+            group.said.append(assistant_message(event.text))
+
+    def reply(self, event: ModelCalled) -> None:
+        if event.metadata.get("purpose") is not None:
+            return  # a planner, filler or rephrase call: not the tool-calling loop's
+        self.close()
+        reply = event.metadata.get("reply")
+        if not isinstance(reply, Mapping):
+            return
+        calls = [_call(part) for part in reply.get("tool_calls") or ()]
+        kept = [c for c in calls if c is not None]
+        if not kept:
+            return
+        raw = reply.get("content")
+        text = raw.strip() if isinstance(raw, str) else ""
+        self.group = _Group(content=text or None, calls=kept, echo=text or None)
+
+    def executed(self, event: ToolExecuted) -> None:
+        group = self.group
+        if group is not None and any(c.id == event.tool_call_id for c in group.calls):
+            group.record(event.tool_call_id, event.tool_name, event.result)
+        elif "plan" in event.metadata:
+            self.close()
+            # The plan runner's transcript: one call per message, arguments as it ran them.
+            arguments = json.dumps(dict(event.arguments), default=str)
+            call = ToolCall(id=event.tool_call_id, name=event.tool_name, arguments=arguments)
+            self.units.append(
+                (assistant_message(None, (call,)), tool_message(call.id, event.result))
+            )
+        elif event.metadata.get("source") == "tool_confirmation" and self.approved_outside:
+            pause = self.pauses.get(self.approved_outside)
+            if pause is not None:
+                pause.message["content"] = _resolved(pause.ask, "approved", event.result)
+            self.approved_outside = None
+
+    def refused(self, event: ToolCallRefused) -> None:
+        group = self.group
+        if group is None:
+            return
+        if event.code == "listen.dropped":
+            group.calls = [c for c in group.calls if c.id != event.tool_call_id]
+            return
+        group.record(event.tool_call_id, event.tool_name, refusal_text(event.code, event.message))
+
+    def paused(self, event: PausePointCreated) -> None:
+        group = self.group
+        if group is None:
+            return
+        for call in group.calls:
+            if call.name == event.tool_name and call.id not in group.results:
+                content = json.dumps(
+                    {"status": "awaiting_confirmation", "message": event.confirmation_ask}
+                )
+                group.record(call.id, call.name, content)
+                self.pauses[event.pause_id] = _Pause(
+                    message=group.results[call.id], ask=event.confirmation_ask
+                )
+                return
+
+    def resolved(self, event: PausePointResolved) -> None:
+        pause = self.pauses.get(event.pause_id)
+        if pause is None:
+            return
+        reason = event.metadata.get("reason")
+        if event.approved:
+            outcome = "approved"
+        elif isinstance(reason, str):
+            outcome = f"withdrawn ({reason})"
+        else:
+            outcome = "declined"
+        pause.message["content"] = _resolved(pause.ask, outcome, None)
+        inside = self.group is not None and self.group.calls
+        self.approved_outside = event.pause_id if event.approved and not inside else None
+
+
+def _resolved(ask: str, outcome: str, result: str | None) -> str:
+    record: dict[str, str] = {"status": "resolved", "asked": ask, "outcome": outcome}
+    if result is not None:
+        record["result"] = result
+    return json.dumps(record)
+
+
+def _call(part: object) -> ToolCall | None:
+    if not isinstance(part, Mapping):
+        return None
+    function = part.get("function")
+    if not isinstance(function, Mapping):
+        return None
+    call_id, name, arguments = part.get("id"), function.get("name"), function.get("arguments")
+    if not (isinstance(call_id, str) and isinstance(name, str) and isinstance(arguments, str)):
+        return None
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def read_history(
+    events: Sequence[Event], turn_start: int, *, tool_results: bool
+) -> tuple[list[Unit], list[Message]]:
+    """(earlier units, this turn's user message) from `events`; `turn_start` is the index
+    of this turn's first event. Without `tool_results` only user and bot messages."""
+    reader = _Reader(tool_results)
+    current: list[Message] = []
+    for index, event in enumerate(events):
+        if index == turn_start:
+            reader.close()
+        if isinstance(event, UserMessage):
+            if event.text.strip() == RESTART:
+                # Nothing said before a `/restart` is read; one pass, not a scan back first.
+                reader = _Reader(tool_results)
+                current.clear()
+                continue
+            reader.close()
+            said = said_by_user(event)
+            if said is not None:
+                message: Message = {"role": "user", "content": said}
+                if index < turn_start:
+                    reader.units.append((message,))
+                else:
+                    current.append(message)
+        elif index < turn_start:
+            reader.earlier(event)
+        elif tool_results and isinstance(event, PausePointResolved):
+            reader.resolved(event)  # an earlier turn's question answered in this turn
+    reader.close()
+    return reader.units, current
