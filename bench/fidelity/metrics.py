@@ -26,13 +26,16 @@ adapter sent them in both:
 
 Shares are `keel.llm.prefix.prefix_share` when Keel has it, else the same function here.
 
-A recorded tool result is "present" when Keel's request holds a tool message with the same
-content (the recordings' `province` key compared as the `state` that `db.json` has, see
-the data README), each Keel message standing for one recorded result; results of the
-current turn are matched first, so an earlier result counts only if a message is left for
-it. A non-empty result that Keel carries inside another message's text (a summary, a
-system block) also counts. A user or bot text is present when a Keel message of that role
-contains it.
+A recorded tool result is "present" when Keel's request holds a tool message with the
+content Keel's tool gave for that call when it was made (`fed_results`; where that call
+was not compared, the recorded content, its `province` key read as the `state` that
+`db.json` has, see the data README), each Keel message standing for one recorded result;
+results of the current turn are matched first, so an earlier result counts only if a
+message is left for it. A non-empty result that Keel carries inside another message's
+text (a summary, a system block) also counts. So a tool that answers otherwise than
+recorded (a policy refusal) is not counted as lost history; how often that happens is
+counted apart (`current_as_recorded`). A user or bot text is present when a Keel message
+of that role contains it.
 """
 
 from __future__ import annotations
@@ -99,14 +102,29 @@ class CallComparison:
     """Tool results of the current user turn in gpt-4o's context."""
     current_present: int
     """How many of those Keel carried (a check on the matching: should be all)."""
+    current_as_recorded: int
+    """How many of those Keel's tools answered as recorded (the rest: another output)."""
     user_texts: int
     user_present: int
     bot_texts: int
     bot_present: int
     keel: Serialised
     recorded: Serialised
-    keel_tools_first: str
-    recorded_tools_first: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestText:
+    """One request in the two serialisations the prefix share is measured on."""
+
+    system_first: Serialised
+    tools_first: str
+
+
+def request_texts(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> RequestText:
+    """`messages` and `tools` (as sent) serialised system first and tools first."""
+    return RequestText(
+        system_first=serialise(messages, tools), tools_first=tools_first(messages, tools)
+    )
 
 
 def serialise(messages: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> Serialised:
@@ -198,24 +216,23 @@ def compare_call(
     context: Sequence[Mapping[str, Any]],
     recorded_tools: Sequence[Any],
     keel_body: Mapping[str, Any],
+    served_as: Mapping[int, str] | None = None,
 ) -> CallComparison:
     """gpt-4o's `context` (the recorded messages before its reply, sent with
-    `recorded_tools`) next to the body Keel sent for the same reply."""
+    `recorded_tools`) next to the body Keel sent for the same reply. `served_as` maps the
+    position of a recorded tool message in `context` to the content Keel's tool gave for
+    that call (`fed_results`): a result is looked for as Keel served it, so a tool that
+    answers otherwise than recorded (a policy refusal) does not count as lost history."""
+    served = served_as or {}
     keel_messages: list[Mapping[str, Any]] = list(keel_body.get("messages") or [])
     turns = turn_of_each(context)
     current = turns[-1] if turns else -1
-    earlier = [
-        recorded_content(m)
-        for m, t in zip(context, turns, strict=True)
-        if m.get("role") == "tool" and t < current
-    ]
-    now = [
-        recorded_content(m)
-        for m, t in zip(context, turns, strict=True)
-        if m.get("role") == "tool" and t == current
-    ]
+    tools = [(i, m, t) for i, (m, t) in enumerate(zip(context, turns, strict=True))]
+    tools = [(i, m, t) for i, m, t in tools if m.get("role") == "tool"]
+    earlier = [served.get(i, recorded_content(m)) for i, m, t in tools if t < current]
+    now = [(served.get(i), recorded_content(m)) for i, m, t in tools if t == current]
     pool = Counter(text_of(m) for m in keel_messages if m.get("role") == "tool")
-    current_present = _take(pool, now)
+    current_present = _take(pool, [keel if keel is not None else rec for keel, rec in now])
     other_text = "\n".join(text_of(m) for m in keel_messages if m.get("role") != "tool")
     earlier_present = _take(pool, earlier, fallback=other_text)
     users = [text_of(m) for m in context if m.get("role") == "user"]
@@ -225,15 +242,37 @@ def compare_call(
         earlier_present=earlier_present,
         current_results=len(now),
         current_present=current_present,
+        current_as_recorded=sum(1 for keel, rec in now if keel is None or keel == rec),
         user_texts=len(users),
         user_present=_contained(users, keel_messages, "user"),
         bot_texts=len(bots),
         bot_present=_contained(bots, keel_messages, "assistant"),
         keel=serialise(keel_messages, keel_body.get("tools") or []),
         recorded=serialise(context, recorded_tools),
-        keel_tools_first=tools_first(keel_messages, keel_body.get("tools") or []),
-        recorded_tools_first=tools_first(context, recorded_tools),
     )
+
+
+def fed_results(
+    context: Sequence[Mapping[str, Any]], keel_body: Mapping[str, Any]
+) -> dict[int, str]:
+    """Position in `context` of each tool result recorded since gpt-4o's previous reply ->
+    the content of the tool result Keel fed back at the same place (the tool messages
+    after the last assistant message of each, paired in order, as the strict replay
+    checks them)."""
+    keel_messages: list[Mapping[str, Any]] = list(keel_body.get("messages") or [])
+    recorded = _after_last_reply(list(enumerate(context)))
+    fed = _after_last_reply(list(enumerate(keel_messages)))
+    return {i: text_of(keel) for (i, _m), (_k, keel) in zip(recorded, fed, strict=False)}
+
+
+def _after_last_reply(
+    messages: Sequence[tuple[int, Mapping[str, Any]]],
+) -> list[tuple[int, Mapping[str, Any]]]:
+    start = 0
+    for position, (_index, message) in enumerate(messages):
+        if message.get("role") == "assistant":
+            start = position + 1
+    return [(i, m) for i, m in messages[start:] if m.get("role") == "tool"]
 
 
 def recorded_content(message: Mapping[str, Any]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from metrics import CallComparison, Serialised, first_difference, prefix_share
+from metrics import CallComparison, RequestText, Serialised, first_difference, prefix_share
 
 GOAL_EARLIER = 0.99
 GOAL_PREFIX = 0.80
@@ -25,10 +25,20 @@ class Conversation:
     calls: tuple[CallComparison, ...]
     """The compared calls, in order."""
     turns: tuple[int, ...]
-    """The user turn of each compared call."""
-    recorded_calls: int
-    """Replies the recording holds (compared or not)."""
+    """The recorded user turn of each compared call."""
+    keel: tuple[RequestText, ...]
+    """Every request Keel sent, in order."""
+    keel_messages: tuple[int, ...]
+    """The customer message each of them followed (a new one: the clock had moved)."""
+    recorded: tuple[RequestText, ...]
+    """gpt-4o's request before each recorded reply."""
+    recorded_turns: tuple[int, ...]
     in_step: bool
+
+    @property
+    def recorded_calls(self) -> int:
+        """Replies the recording holds (compared or not)."""
+        return len(self.recorded)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,6 +61,8 @@ class Measures:
     """Mean, over calls_with_earlier, of each call's share of earlier results present."""
     current_results: int
     current_present: int
+    current_as_recorded: int
+    """Current-turn results Keel's tools gave as recorded (else: another output)."""
     all_results_per_call: float
     """Mean, over calls_with_earlier, of the share of all gpt-4o's tool results (this
     turn's and earlier turns') that Keel's request carried."""
@@ -66,6 +78,8 @@ class Measures:
     recorded_tokens: float
     keel_max_tokens: int
     recorded_max_tokens: int
+    keel_requests: int
+    """Every request Keel sent (the prefix share is over consecutive ones)."""
     prefix_pairs: int
     keel_prefix: float
     """Keel's mean prefix share, system first (system, tools, messages)."""
@@ -108,21 +122,24 @@ def measure(served: Sequence[Conversation]) -> Measures:
     across_tf: list[float] = []
     where: Counter[str] = Counter()
     for conversation in served:
-        comparisons, turns = conversation.calls, conversation.turns
-        for index in range(1, len(comparisons)):
-            previous, current = comparisons[index - 1], comparisons[index]
-            same_turn = turns[index] == turns[index - 1]
-            share = prefix_share(previous.keel.text, current.keel.text)
+        keel, messages = conversation.keel, conversation.keel_messages
+        for index in range(1, len(keel)):
+            previous, current = keel[index - 1], keel[index]
+            same_turn = messages[index] == messages[index - 1]
+            share = prefix_share(previous.system_first.text, current.system_first.text)
             keel_shares.append(share)
             (within if same_turn else across).append(share)
-            recorded_shares.append(prefix_share(previous.recorded.text, current.recorded.text))
-            where[first_difference(previous.keel, current.keel)] += 1
-            share = prefix_share(previous.keel_tools_first, current.keel_tools_first)
+            where[first_difference(previous.system_first, current.system_first)] += 1
+            share = prefix_share(previous.tools_first, current.tools_first)
             keel_tf.append(share)
             (within_tf if same_turn else across_tf).append(share)
-            recorded_tf.append(
-                prefix_share(previous.recorded_tools_first, current.recorded_tools_first)
+        recorded = conversation.recorded
+        for index in range(1, len(recorded)):
+            previous, current = recorded[index - 1], recorded[index]
+            recorded_shares.append(
+                prefix_share(previous.system_first.text, current.system_first.text)
             )
+            recorded_tf.append(prefix_share(previous.tools_first, current.tools_first))
     return Measures(
         transcripts=len(served),
         in_step=sum(1 for conversation in served if conversation.in_step),
@@ -135,6 +152,7 @@ def measure(served: Sequence[Conversation]) -> Measures:
         earlier_per_call=_mean([c.earlier_present / c.earlier_results for c in with_earlier]),
         current_results=sum(c.current_results for c in calls),
         current_present=sum(c.current_present for c in calls),
+        current_as_recorded=sum(c.current_as_recorded for c in calls),
         all_results_per_call=_mean(
             [
                 (c.earlier_present + c.current_present) / (c.earlier_results + c.current_results)
@@ -152,6 +170,7 @@ def measure(served: Sequence[Conversation]) -> Measures:
         recorded_tokens=_mean([c.recorded.tokens for c in calls]),
         keel_max_tokens=max((c.keel.tokens for c in calls), default=0),
         recorded_max_tokens=max((c.recorded.tokens for c in calls), default=0),
+        keel_requests=sum(len(conversation.keel) for conversation in served),
         prefix_pairs=len(keel_shares),
         keel_prefix=_mean(keel_shares),
         recorded_prefix=_mean(recorded_shares),
@@ -179,116 +198,153 @@ def table(now: Measures, before: Mapping[str, Any] | None, before_label: str) ->
     def pct(part: int, whole: int) -> str:
         return f"{_share(part, whole):.1%} ({part:,}/{whole:,})"
 
+    def earlier(text: str, *keys: str) -> str:
+        """The before column's cell, or a dash where that run did not measure it."""
+        return text if then is not None and all(k in then.data for k in keys) else "-"
+
     b = then or _Before({})
     row(
         "calls compared (in step with the recording)",
         pct(now.calls, now.recorded_calls),
-        pct(b.count("calls"), b.count("recorded_calls")),
+        earlier(pct(b.count("calls"), b.count("recorded_calls")), "calls", "recorded_calls"),
         "",
     )
     row(
         "earlier-turn tool results present (pooled)",
         pct(now.earlier_present, now.earlier_results),
-        pct(b.count("earlier_present"), b.count("earlier_results")),
+        earlier(
+            pct(b.count("earlier_present"), b.count("earlier_results")),
+            "earlier_present",
+            "earlier_results",
+        ),
         "100%",
         f">= {GOAL_EARLIER:.0%}",
     )
     row(
         "same, mean per call",
         f"{now.earlier_per_call:.1%}",
-        f"{b.number('earlier_per_call'):.1%}",
+        earlier(f"{b.number('earlier_per_call'):.1%}", "earlier_per_call"),
         "100%",
     )
     row(
         "on those calls, all of gpt-4o's tool results present (mean per call)",
         f"{now.all_results_per_call:.1%}",
-        f"{b.number('all_results_per_call'):.1%}",
+        earlier(f"{b.number('all_results_per_call'):.1%}", "all_results_per_call"),
         "100%",
     )
     row(
         "calls with an earlier-turn tool result in gpt-4o's context",
         pct(now.calls_with_earlier, now.calls),
-        pct(b.count("calls_with_earlier"), b.count("calls")),
+        earlier(
+            pct(b.count("calls_with_earlier"), b.count("calls")), "calls_with_earlier", "calls"
+        ),
         "",
     )
     row(
         "same, of the calls after the first user turn",
         pct(now.calls_with_earlier, now.calls_after_first),
-        pct(b.count("calls_with_earlier"), b.count("calls_after_first")),
+        earlier(
+            pct(b.count("calls_with_earlier"), b.count("calls_after_first")),
+            "calls_with_earlier",
+            "calls_after_first",
+        ),
         "",
     )
     row(
         "current-turn tool results present (matching check)",
         pct(now.current_present, now.current_results),
-        pct(b.count("current_present"), b.count("current_results")),
+        earlier(
+            pct(b.count("current_present"), b.count("current_results")),
+            "current_present",
+            "current_results",
+        ),
+        "100%",
+    )
+    row(
+        "current-turn tool results as recorded (tools answering alike)",
+        pct(now.current_as_recorded, now.current_results),
+        earlier(
+            pct(b.count("current_as_recorded"), b.count("current_results")),
+            "current_as_recorded",
+            "current_results",
+        ),
         "100%",
     )
     row(
         "user texts present",
         pct(now.user_present, now.user_texts),
-        pct(b.count("user_present"), b.count("user_texts")),
+        earlier(pct(b.count("user_present"), b.count("user_texts")), "user_present", "user_texts"),
         "100%",
     )
     row(
         "calls missing a user text",
         f"{now.calls_missing_user:,}",
-        f"{b.count('calls_missing_user'):,}",
+        earlier(f"{b.count('calls_missing_user'):,}", "calls_missing_user"),
         "0",
     )
     row(
         "bot texts present",
         pct(now.bot_present, now.bot_texts),
-        pct(b.count("bot_present"), b.count("bot_texts")),
+        earlier(pct(b.count("bot_present"), b.count("bot_texts")), "bot_present", "bot_texts"),
         "100%",
     )
     row(
         "prompt size, mean chars per call",
         f"{now.keel_chars:,.0f}",
-        f"{b.number('keel_chars'):,.0f}",
+        earlier(f"{b.number('keel_chars'):,.0f}", "keel_chars"),
         f"{now.recorded_chars:,.0f}",
     )
     row(
         "prompt size, mean est. tokens per call",
         f"{now.keel_tokens:,.0f}",
-        f"{b.number('keel_tokens'):,.0f}",
+        earlier(f"{b.number('keel_tokens'):,.0f}", "keel_tokens"),
         f"{now.recorded_tokens:,.0f}",
     )
     row(
         "prompt size, largest call (est. tokens)",
         f"{now.keel_max_tokens:,}",
-        f"{b.count('keel_max_tokens'):,}",
+        earlier(f"{b.count('keel_max_tokens'):,}", "keel_max_tokens"),
         f"{now.recorded_max_tokens:,}",
     )
     row(
         "prefix share, tools first (mean over consecutive requests)",
         f"{now.keel_prefix_tools_first:.1%}",
-        f"{b.number('keel_prefix_tools_first'):.1%}",
+        earlier(f"{b.number('keel_prefix_tools_first'):.1%}", "keel_prefix_tools_first"),
         f"{now.recorded_prefix_tools_first:.1%}",
         f">= {GOAL_PREFIX:.0%}",
     )
     row(
         "same, within a user turn / across user turns",
         f"{now.tools_first_within_turn:.1%} / {now.tools_first_across_turns:.1%}",
-        f"{b.number('tools_first_within_turn'):.1%} / {b.number('tools_first_across_turns'):.1%}",
+        earlier(
+            f"{b.number('tools_first_within_turn'):.1%} / "
+            f"{b.number('tools_first_across_turns'):.1%}",
+            "tools_first_within_turn",
+            "tools_first_across_turns",
+        ),
         "",
     )
     row(
         "prefix share, system first (mean over consecutive requests)",
         f"{now.keel_prefix:.1%}",
-        f"{b.number('keel_prefix'):.1%}",
+        earlier(f"{b.number('keel_prefix'):.1%}", "keel_prefix"),
         f"{now.recorded_prefix:.1%}",
         f">= {GOAL_PREFIX:.0%}",
     )
     row(
         "same, within a user turn / across user turns",
         f"{now.prefix_within_turn:.1%} / {now.prefix_across_turns:.1%}",
-        f"{b.number('prefix_within_turn'):.1%} / {b.number('prefix_across_turns'):.1%}",
+        earlier(
+            f"{b.number('prefix_within_turn'):.1%} / {b.number('prefix_across_turns'):.1%}",
+            "prefix_within_turn",
+            "prefix_across_turns",
+        ),
         "",
     )
     row(
         "system first: requests first differing in system / tools / messages",
         _where(now.first_difference),
-        _where(b.mapping("first_difference")),
+        earlier(_where(b.mapping("first_difference")), "first_difference"),
         "",
     )
     return rows

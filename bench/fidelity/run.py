@@ -38,7 +38,14 @@ for _path in (ROOT, HERE, ROOT / "bench"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from metrics import PREFIX_SOURCE, CallComparison, compare_call, turn_of_each  # noqa: E402
+from metrics import (  # noqa: E402
+    PREFIX_SOURCE,
+    CallComparison,
+    compare_call,
+    fed_results,
+    request_texts,
+    turn_of_each,
+)
 from report import Conversation, Measures, measure, table, verdict  # noqa: E402
 from results_md import write_section  # noqa: E402
 from serve import AIRLINE, DEFAULT_FILE, read_records, recorded_tools, serve_record  # noqa: E402
@@ -62,23 +69,31 @@ async def run_all(
             served = await serve_record(
                 server, definition, name, record, minutes_per_turn=minutes_per_turn
             )
-            calls = [
-                compare_call(context, tools, body)
-                for context, body in zip(served.contexts, served.bodies, strict=False)
-            ]
-            turns = [turn_of_each(context)[-1] for context in served.contexts[: len(calls)]]
+            contexts = served.contexts
+            calls: list[CallComparison] = []
+            served_as: dict[int, str] = {}
+            for reply, body in served.pairs:
+                served_as.update(fed_results(contexts[reply], body))
+                calls.append(compare_call(contexts[reply], tools, body, served_as))
+            turns = [turn_of_each(contexts[reply])[-1] for reply, _body in served.pairs]
             if served.problems:
                 more = len(served.problems) - 1
                 notes.append(
                     f"{name}: {served.problems[0]}"
                     + (f" (and {more} more)" if more else "")
-                    + f"; compared {len(served.bodies)} of {len(served.contexts)} calls"
+                    + f"; compared {len(served.pairs)} of {len(contexts)} calls"
                 )
             conversations.append(
                 Conversation(
                     calls=tuple(calls),
                     turns=tuple(turns),
-                    recorded_calls=len(served.contexts),
+                    keel=tuple(
+                        request_texts(r.body.get("messages") or [], r.body.get("tools") or [])
+                        for r in served.requests
+                    ),
+                    keel_messages=tuple(r.message for r in served.requests),
+                    recorded=tuple(request_texts(context, tools) for context in contexts),
+                    recorded_turns=tuple(turn_of_each(context)[-1] for context in contexts),
                     in_step=not served.problems,
                 )
             )
@@ -146,11 +161,12 @@ def section(
         f"{m.in_step} of them stayed in step with the recording. Each of Keel's {m.calls:,} "
         "requests is compared with the messages gpt-4o had been sent before the same reply "
         "(its column: the recorded requests, `policy.md` and `tools.json`). An earlier-turn "
-        "tool result is present when Keel's request holds its own message with the same "
-        "content (this turn's results are matched first). Sizes are of the request serialised "
-        "system message first, then the tool schemas, then the other messages, as compact "
-        "JSON, tokens estimated as characters / 4. The prefix share is measured on that text "
-        "and on the tools-first text of `request_text` (tools, then messages, the order "
+        "tool result is present when Keel's request holds its own message with the content "
+        "Keel's tool gave for that call (this turn's results are matched first). Sizes are "
+        "of the request serialised system message first, then the tool schemas, then the "
+        "other messages, as compact JSON, tokens estimated as characters / 4. The prefix "
+        "share is measured on that text and on the tools-first text of `request_text` "
+        "(tools, then messages, the order "
         f"Anthropic caches in); the share function and that text come from {PREFIX_SOURCE}. "
         "See bench/fidelity/README.md.",
         "",

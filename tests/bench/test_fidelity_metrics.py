@@ -9,7 +9,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "fidelity"))
 
-from metrics import compare_call, first_difference, prefix_share, serialise  # noqa: E402
+from metrics import (  # noqa: E402
+    compare_call,
+    fed_results,
+    first_difference,
+    prefix_share,
+    serialise,
+)
 
 TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "lookup", "description": "", "parameters": {}}}
@@ -108,3 +114,25 @@ def test_the_prefix_share_and_where_requests_first_differ() -> None:
     assert first_difference(first, grown) == "messages"
     assert prefix_share(first.text, grown.text) == len(first.text) / len(grown.text)
     assert prefix_share(first.text, first.text) == 1.0
+
+
+def test_an_earlier_result_is_looked_for_as_keel_served_it() -> None:
+    # Keel's tool answered turn 0's call otherwise than recorded (a policy refusal, say).
+    refused = "Error: policy.sign_in"
+    first_call = keel_body({"role": "user", "content": "first"}, call(1), result(1, refused))
+    served = fed_results(RECORDED[:4], first_call)
+    assert served == {3: refused}
+    later = keel_body(
+        {"role": "user", "content": "first"},
+        call(1),
+        result(1, refused),
+        {"role": "assistant", "content": "Found A."},
+        {"role": "user", "content": "second"},
+        call(2),
+        result(2, '{"id": "B"}'),
+    )
+    as_served = compare_call(RECORDED, TOOLS, later, served)
+    assert (as_served.earlier_results, as_served.earlier_present) == (1, 1)
+    as_recorded = compare_call(RECORDED, TOOLS, later)
+    assert (as_recorded.earlier_results, as_recorded.earlier_present) == (1, 0)
+    assert as_served.current_as_recorded == 1

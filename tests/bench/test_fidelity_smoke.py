@@ -49,10 +49,13 @@ SHARES = (
 PAIRS = (
     ("earlier_present", "earlier_results"),
     ("current_present", "current_results"),
+    ("current_as_recorded", "current_results"),
     ("user_present", "user_texts"),
     ("bot_present", "bot_texts"),
     ("calls_with_earlier", "calls"),
     ("in_step", "transcripts"),
+    ("calls", "recorded_calls"),
+    ("prefix_pairs", "keel_requests"),
 )
 
 
