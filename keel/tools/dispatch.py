@@ -24,6 +24,7 @@ from keel.tools.coerce import coerce_arguments
 from keel.tools.context import ToolContext
 from keel.tools.definition import HookDefinition, ToolDefinition
 from keel.tools.failure import payload_failure
+from keel.tools.frozen import thaw_json
 from keel.tools.guarded import Finished, Raised, describe_exception, guarded, seconds
 from keel.tools.invoke import invoke_hook, invoke_tool
 from keel.tools.result import InvalidMemoryValue, ToolResult, to_result_text
@@ -77,13 +78,18 @@ async def run_tool(
 ) -> ToolRun:
     """Call the tool with already-validated arguments for at most `timeout` seconds.
 
-    Arguments are first converted to the annotated Python types (`coerce_arguments`); a
+    Arguments are first thawed (fresh lists and dicts) and converted to the annotated
+    Python types (`coerce_arguments`); a
     failure there counts as the tool's error. A return value that is not a `ToolResult` is
     taken as its `llm_response` (Mantle tools sometimes return a plain dict).
     """
 
+    # Arguments read back from the log (a confirmed or resumed call) are frozen; a tool
+    # gets plain lists and dicts, the same as a direct call.
+    plain = thaw_json(arguments)
+
     async def call() -> object:
-        return await invoke_tool(definition, coerce_arguments(definition, arguments), context)
+        return await invoke_tool(definition, coerce_arguments(definition, plain), context)
 
     if definition.runs_in_thread:  # blocking code: a worker thread keeps the deadline
         outcome = await tool_threads().call(call, timeout, name=definition.name)

@@ -502,3 +502,25 @@ async def test_cancelling_a_hooks_caller_propagates() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_a_tool_gets_plain_lists_and_dicts_even_from_frozen_arguments() -> None:
+    # A confirmed or resumed call's arguments come back from the log frozen (tuples,
+    # read-only mappings); the tool must see what a direct call gives it.
+    seen: list[object] = []
+
+    @tool(description="Keep what it was given.")
+    async def keep(items: list[str], passenger: dict[str, Any], loose: Any) -> str:
+        seen.extend([items, passenger, loose])
+        return "ok"
+
+    frozen = {
+        "items": ("a", "b"),
+        "passenger": MappingProxyType({"names": ("Ann",)}),
+        "loose": MappingProxyType({"legs": (MappingProxyType({"n": 1}),)}),
+    }
+    run = await run_tool(definition_of(keep), frozen, context=None, timeout=LONG)
+    assert run.outcome == "success"
+    assert seen == [["a", "b"], {"names": ["Ann"]}, {"legs": [{"n": 1}]}]
+    assert type(seen[0]) is list and type(seen[1]) is dict and type(seen[2]) is dict
+    assert type(seen[1]["names"]) is list and type(seen[2]["legs"][0]) is dict  # type: ignore[index]
