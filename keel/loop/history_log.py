@@ -147,7 +147,8 @@ class _Reader:
         reply = event.metadata.get("reply")
         if not isinstance(reply, Mapping):
             return
-        calls = [_call(part) for part in reply.get("tool_calls") or ()]
+        parts = reply.get("tool_calls")
+        calls = [_call(part) for part in parts] if isinstance(parts, tuple | list) else []
         kept = [c for c in calls if c is not None]
         if not kept:
             return
