@@ -7,9 +7,9 @@ next one. So the cascade gives the cache, per turn:
   `${MEMORY:key}` refs resolve to in this conversation (at lookup: an entry whose refs are
   not all set is refused; at run time: through the runtime values, `memory_runtime`);
 * `record_context`: at record time, that memory, the texts of the memory the skill may not
-  read, the conversation's earlier turns (user messages, bot messages, tool outputs) and
-  this turn's step outputs, so the compiler can tell a value from the request from one the
-  model took from the conversation.
+  read, the conversation's earlier turns (user messages and tool outputs; the bot's
+  replies apart) and this turn's step outputs, so the compiler can tell a value from the
+  request from one the model took from the conversation.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def record_context(
         hidden=hidden,
         earlier=tuple(_texts(t.history)),
         outputs=MappingProxyType(dict(outputs or {})),
+        replies=tuple(e.text for e in t.history if isinstance(e, BotMessage) and e.text),
     )
 
 
@@ -66,8 +67,8 @@ def run_outputs(runs: Iterable[ToolExecuted]) -> dict[int, str]:
 
 def _texts(events: Iterable[Event]) -> Iterable[str]:
     for event in events:
-        if isinstance(event, UserMessage | BotMessage) and event.text:
-            yield event.text
+        if isinstance(event, UserMessage) and event.text:
+            yield event.text  # the bot's replies are `replies`
         elif isinstance(event, ToolExecuted) and event.result:
             yield event.result
 

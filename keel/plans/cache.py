@@ -141,7 +141,7 @@ class PlanCache:
             decisions.append(Decision(layer="l1", hit=False, reason=reason))
         else:
             hit = await self._l1(
-                request, catalog, now, intent, frozenset(exclusions), decisions, memory
+                request, catalog, now, intent, frozenset(exclusions), decisions, memory, lang
             )
             if hit is not None:
                 return hit
@@ -168,7 +168,7 @@ class PlanCache:
             return None
         blocked = await self._blocked(row.intent_sig, now)
         candidate, verdict = self._verdict(
-            row, request, catalog, intent, blocked, memory, exact=True
+            row, request, catalog, intent, blocked, memory, lang, exact=True
         )
         if isinstance(verdict, Rejected):
             decisions.append(
@@ -197,6 +197,7 @@ class PlanCache:
         blocked: frozenset[str],
         decisions: list[Decision],
         memory: Mapping[str, object],
+        lang: str,
     ) -> Hit | None:
         rows = await self.store.by_intent(self.scope, intent.signature)
         order = ranked(rows, self.config.feedback.confidence_z)
@@ -208,7 +209,7 @@ class PlanCache:
             blocked = frozenset()
         for row in order[: self.config.max_l1_candidates]:
             candidate, verdict = self._verdict(
-                row, request, catalog, intent, blocked, memory, exact=False
+                row, request, catalog, intent, blocked, memory, lang, exact=False
             )
             if isinstance(verdict, Rejected):
                 decisions.append(
@@ -231,11 +232,13 @@ class PlanCache:
         intent: Intent | None,
         blocked: frozenset[str],
         memory: Mapping[str, object],
+        lang: str,
         *,
         exact: bool,
     ) -> tuple[Candidate | None, Admitted | Rejected]:
-        """Read the entry back and run the admission checks (`intent` None: the stored one),
-        then check that its `${MEMORY:key}` refs are set in `memory`."""
+        """Read the entry back and run the admission checks (`intent` None: the stored one;
+        a clause is read in `lang`), then check that its `${MEMORY:key}` refs are set in
+        `memory`."""
         candidate = candidate_of(row)
         if candidate is None:
             return None, Rejected(reason="signature", detail="unreadable")
@@ -249,6 +252,7 @@ class PlanCache:
             policy=self.config.admission,
             gazetteers=self.config.compile_options.gazetteers,
             logic=logic_signature(self.config.logic_version),
+            read=lambda clause: self.extract(clause, catalog, lang=lang),
         )
         if isinstance(verdict, Admitted):
             unset = unset_memory(candidate.plan, memory)

@@ -23,10 +23,12 @@ word of a slot's span becomes a companion slot of that span, and a date or a num
 request does not say is a baked result (absolute time: uncacheable; else exact only). A
 final message that still holds, outside its refs, something of the conversation is
 dropped (the template keeps an empty final message, so a served plan's answer is worded by
-one model call from its results): a memory value, a capitalised word not starting a
-sentence that the context or the request holds (a name, a street), or a token with a digit
-or an `@` that the context holds. `slot_sig` is the sorted slot types joined by commas.
-Pure.
+one model call from its results): a memory value; a word of a memory value (two letters
+or more, not a function word), wherever it stands ("Lena, you have 3 orders"); a
+capitalised word not starting a sentence that the context or the request holds (a name, a
+street); a capitalised word starting a sentence that memory, an earlier user message or a
+tool output holds; or a token with a digit or an `@` that the context holds. `slot_sig`
+is the sorted slot types joined by commas. Pure.
 """
 
 from __future__ import annotations
@@ -41,7 +43,14 @@ from keel.plans.catalog import Catalog, PlanTool
 from keel.plans.entities import find_entities
 from keel.plans.intent import Intent
 from keel.plans.plan import FINAL_ANSWER, Plan, Step
-from keel.plans.provenance import NO_CONTEXT, RecordContext, name_like, occurrence
+from keel.plans.provenance import (
+    NO_CONTEXT,
+    RecordContext,
+    content_words,
+    name_like,
+    occurrence,
+    sentence_starts,
+)
 from keel.plans.refs import find_refs
 from keel.plans.slot_builder import SlotBuilder, Stop, Where
 from keel.plans.slots import align, occurrences
@@ -196,8 +205,13 @@ def _holds_context(message: str, builder: SlotBuilder) -> bool:
     context = builder.context
     if any(occurrence(value).search(literal) for value in context.memory_texts()):
         return True
+    if content_words(literal) & context.memory_words():
+        return True  # "Lena, you have 3 orders": a word of a memory value, wherever it stands
     words = context.words(builder.request)
     if any(word.lower() in words for word in name_like(literal)):
+        return True
+    sources = context.source_words()
+    if any(word.casefold() in sources for word in sentence_starts(literal)):
         return True
     return any(context.seen(token.strip(".")) for token in _SPECIFIC.findall(literal))
 

@@ -341,3 +341,42 @@ OBJECT_SYNONYMS: Final[tuple[frozenset[str], ...]] = (
     frozenset({"folder", "directory", "dir"}),
 )
 """Nouns that name the same kind of thing (singular forms)."""
+
+
+# --- function words and courtesy ------------------------------------------------------------
+
+STOPWORDS: Final = (
+    DETERMINERS
+    | IT_DETERMINERS
+    | SEPARATORS
+    | IT_SEPARATORS
+    | frozenset(
+        {"i", "me", "you", "he", "she", "it", "we", "they", "us", "them", "him", "mine"}
+        | {"yours", "is", "are", "am", "was", "were", "be", "been", "do", "does", "did"}
+        | {"have", "has", "had", "of", "in", "on", "at", "to", "for", "from", "by", "with"}
+        | {"as", "if", "so", "no", "not", "yes", "ok", "okay", "mr", "mrs", "ms", "dr"}
+        | {"io", "tu", "lui", "lei", "noi", "voi", "di", "da", "in", "con", "su", "per", "tra"}
+        | {"fra", "non", "si", "sì", "ci", "mi", "ti", "vi", "ne", "che", "è", "sono", "ho"}
+        | {"com", "org", "net", "www", "http", "https"}
+    )
+)
+"""Function words: never a word that identifies someone (`keel.plans.provenance`)."""
+
+COURTESY: Final = frozenset(
+    {"please", "pls", "plz", "thanks", "thank", "thx", "ty", "cheers", "hi", "hello", "hey"}
+    | {"ok", "okay", "great", "cool", "good", "morning", "afternoon", "evening", "dear"}
+    | {"grazie", "mille", "ciao", "salve", "buongiorno", "buonasera", "favore", "perfavore"}
+    | {"cortesia", "prego", "gentilmente", "kindly", "much", "lot", "lots", "so", "very"}
+    | {"you", "a", "for", "your", "in", "advance", "again", "there", "the", "help", "now"}
+    | {"asap", "soon", "quickly", "right", "away", "well", "oh", "um", "uh", "hmm", "yes"}
+    | {"sure", "can", "could", "would", "will", "me", "per", "ti", "la", "subito", "adesso"}
+)
+"""Words of a courtesy or filler clause ("thanks", "please", "hi there", "thank you so
+much", "grazie mille", "now"): such a clause asks nothing (`keel.plans.clause_cover`)."""
+COURTESY_CORE: Final = frozenset(
+    {"please", "pls", "plz", "thanks", "thank", "thx", "ty", "cheers", "hi", "hello", "hey"}
+    | {"ok", "okay", "great", "cool", "morning", "afternoon", "evening", "grazie", "ciao"}
+    | {"salve", "buongiorno", "buonasera", "favore", "perfavore", "prego", "gentilmente"}
+    | {"kindly", "now", "asap", "soon", "quickly", "subito", "adesso", "sure", "well"}
+)
+"""A courtesy clause holds at least one of these ("for you" alone is not courtesy)."""

@@ -21,8 +21,16 @@ current request is classified here:
   the compiler's rules for unaligned literals apply as before.
 
 Occurrence is word-bounded and case-insensitive; a text must hold a letter or a digit, and
-one-character values are constants (they identify nobody). `RecordContext.words` are the
-name-like words of the context, checked in the final message (`keel.plans.compiler`). Pure.
+one-character values are constants (they identify nobody).
+
+For the final message (`keel.plans.compiler`): `RecordContext.words` are the words of the
+context and the request (a capitalised word inside a sentence is checked against them);
+`memory_words` the words of the memory values the skill may read (two letters or more, not
+a function word: a first name, a surname, a city), each of which drops a message wherever
+it stands; `source_words` the words a name at a sentence start may come from (memory,
+earlier user messages and tool outputs, this turn's outputs; not the bot's own earlier
+replies, whose "Sure" or "Your" start sentences of any reply; of this turn's outputs, the
+words written capitalised, so a status "done" does not drop "Done: task 4"). Pure.
 """
 
 from __future__ import annotations
@@ -34,11 +42,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from keel.plans.lexicon import STOPWORDS
+
 MEMORY_PREFIX: Final = "memory:"
 """Runtime keys that carry a memory value for `${MEMORY:key}` (`memory:project.user_id`)."""
 NAME_LIKE: Final = re.compile(r"(?<![\w'])([A-Z][a-z]+(?:[-'][A-Za-z]+)*)\b")
 """A capitalised word: a name, a street, a city."""
 SENTENCE_START: Final = re.compile(r"(?:^|[.!?:;\n]\s*|\"|\()$")
+_WORD: Final = re.compile(r"[^\W\d_](?:[^\W\d_]|['-](?=[^\W\d_]))+")
+"""A word of two letters or more (apostrophes and hyphens inside: `O'Neil`, `Anne-Marie`)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,6 +65,9 @@ class RecordContext:
     """Earlier turns of the conversation: user messages, bot messages, tool outputs."""
     outputs: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
     """Step id -> the text of that step's output in this turn."""
+    replies: tuple[str, ...] = ()
+    """The bot's earlier replies: seen like `earlier`, but no source of sentence-start names
+    (a caller that cannot tell them apart puts them in `earlier`, which only drops more)."""
 
     def memory_key(self, value: object) -> str | None:
         """The one memory entry whose value equals `value` (None: none, or several)."""
@@ -67,18 +82,42 @@ class RecordContext:
         if not _identifying(value):
             return False
         pattern = occurrence(str(value))
-        return any(pattern.search(text) for text in self._texts(before_step))
+        texts = (*self._texts(before_step), *self.replies)
+        return any(pattern.search(text) for text in texts)
 
     def words(self, request: str) -> frozenset[str]:
         """The lower-cased words of the context and the request (for name-like checks)."""
         found: set[str] = set()
-        for text in (*self._texts(None), request):
+        for text in (*self._texts(None), *self.replies, request):
             found |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text)}
         return frozenset(found)
 
     def memory_texts(self) -> tuple[str, ...]:
         """Every memory value the skill may read that could identify someone, as text."""
         return tuple(_text(v) for v in self.memory.values() if _identifying(v))
+
+    def memory_words(self) -> frozenset[str]:
+        """The lower-cased words of the text memory values the skill may read (the strings
+        inside a structured value too, not its keys): two letters or more, no function
+        word. "Yusuf Rossi" gives `yusuf`, `rossi`; "yusuf@shop.io" `yusuf`, `shop`."""
+        found: set[str] = set()
+        for value in self.memory.values():
+            for text in _strings(value):
+                found |= content_words(text)
+        return frozenset(found)
+
+    def source_words(self) -> frozenset[str]:
+        """The lower-cased words a name at a sentence start may come from: the words of
+        every memory text (readable or not) and of the earlier user messages and tool
+        outputs, and the capitalised words of this turn's outputs ("Yusuf" of a profile
+        look-up; its status "done" is no name); of a JSON text, its string values, not its
+        keys; never the bot's earlier replies (`replies`)."""
+        memory = [*(_text(v) for v in self.memory.values()), *self.hidden, *self.earlier]
+        found = {w for text in memory for s in _strings(_decoded(text)) for w in content_words(s)}
+        for text in self.outputs.values():
+            for value in _strings(_decoded(text)):
+                found |= {w.casefold() for w, _ in capitalised(value)} - STOPWORDS
+        return frozenset(found)
 
     def _texts(self, before_step: int | None) -> list[str]:
         steps = [
@@ -100,11 +139,27 @@ def occurrence(value: str) -> re.Pattern[str]:
 
 def name_like(text: str) -> list[str]:
     """Capitalised words of `text` that do not start a sentence (those are any word)."""
-    out: list[str] = []
-    for match in NAME_LIKE.finditer(text):
-        if SENTENCE_START.search(text[: match.start()]) is None:
-            out.append(match.group(1))
-    return out
+    return [word for word, start in capitalised(text) if not start]
+
+
+def sentence_starts(text: str) -> list[str]:
+    """Capitalised words of `text` that start a sentence ("Lena" of "Lena, you have ...")."""
+    return [word for word, start in capitalised(text) if start]
+
+
+def capitalised(text: str) -> list[tuple[str, bool]]:
+    """Each capitalised word of `text`, and whether it starts a sentence."""
+    return [
+        (match.group(1), SENTENCE_START.search(text[: match.start()]) is not None)
+        for match in NAME_LIKE.finditer(text)
+    ]
+
+
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of `text` that could identify someone: two letters or more,
+    not a function word (`keel.plans.lexicon.STOPWORDS`)."""
+    words = {w.casefold() for w in _WORD.findall(text)}
+    return {w for w in words if w not in STOPWORDS}
 
 
 def _identifying(value: object) -> bool:
@@ -126,6 +181,27 @@ def _same(stored: object, value: object) -> bool:
     if isinstance(stored, int | float) and isinstance(value, int | float):
         return stored == value
     return False
+
+
+def _strings(value: object) -> list[str]:
+    """The strings of a memory value: itself, or the string leaves of a structured one."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for item in value.values() for s in _strings(item)]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _strings(item)]
+    return []
+
+
+def _decoded(text: str) -> object:
+    """A JSON object or list read back (its keys name no one), else the text itself."""
+    if text[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
 
 
 def _text(value: object) -> str:

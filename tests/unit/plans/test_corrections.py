@@ -137,11 +137,12 @@ LOOKUP = plan(("get_order_details", {"order_id": "#W7044833"}))
 @pytest.mark.parametrize(
     ("request_text", "expected"),
     [
-        # a negation that belongs to a value negates nothing of the request
-        ("where is order #W9474165, nothing arrived", {"order_id": "#W9474165"}),
-        ("where is order #W9474165, it's not working", {"order_id": "#W9474165"}),
-        ("where is order #W9474165, I never received it", {"order_id": "#W9474165"}),
-        ("where is order #W9474165, it hasn't arrived", {"order_id": "#W9474165"}),
+        # a negation that belongs to a value negates nothing of the request: polarity
+        # passes, and the statement, a clause the recorded request did not say, is extra
+        ("where is order #W9474165, nothing arrived", "extra_clause"),
+        ("where is order #W9474165, it's not working", "extra_clause"),
+        ("where is order #W9474165, I never received it", "extra_clause"),
+        ("where is order #W9474165, it hasn't arrived", "extra_clause"),
         ("dov'è l'ordine #W9474165, non è arrivato", "verb_coverage"),
         # a negation of the request's own verb or of a value still counts
         ("don't look up order #W9474165", "polarity"),
@@ -159,6 +160,17 @@ def test_lexical_negations_inside_a_value_do_not_negate_the_request(
         assert got == expected
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["nothing arrived", "it's not working", "I never received it", "it hasn't arrived"],
+)
+def test_a_negation_inside_a_value_said_in_both_requests_is_served(said: str) -> None:
+    result = verdict(
+        f"where is order #W9474165, {said}", recorded=f"{LOOKUP_REQ}, {said}", executed=LOOKUP
+    )
+    assert outcome(result) == {"order_id": "#W9474165"}
+
+
 CHOSEN_REQ = "cancel order #W7044833, I no longer need it"
 
 
@@ -168,7 +180,8 @@ CHOSEN_REQ = "cancel order #W7044833, I no longer need it"
         ("cancel order #W9474165, I no longer need it", {"order_id": "#W9474165"}),
         # the structural reason was the model's reading of these words: others may choose
         # the other reason, and "no longer" no longer stops them as a negation
-        ("cancel order #W9474165, I ordered it by mistake", "literal_choice"),
+        # (said as a clause of its own, the other reason is an extra clause first)
+        ("cancel order #W9474165, I ordered it by mistake", "extra_clause"),
         ("cancel order #W9474165", "literal_choice"),
         ("please cancel order #W9474165 as I don't need it anymore", "literal_choice"),
         ("cancel order #W9474165, I no longer need it -- no, sorry, I ordered it by mistake", "correction"),  # noqa: E501

@@ -13,7 +13,7 @@ from keel.plans.catalog import Catalog, PlanTool, catalog_of, plan_tool
 from keel.plans.compiler import Compiled, Uncacheable, compile_plan
 from keel.plans.intents import IntentExtractor
 from keel.plans.plan import Plan, Step, parse_plan
-from keel.plans.provenance import RecordContext, name_like
+from keel.plans.provenance import RecordContext, name_like, sentence_starts
 from keel.plans.refs import MemoryRef, find_refs, parse_ref, render_ref
 from keel.plans.resolve import ResolveEnv, resolve_args
 from keel.tools.contract import ToolContract
@@ -176,8 +176,13 @@ def test_a_final_message_holding_the_conversation_is_dropped(final: str) -> None
 
 def test_a_final_message_of_refs_and_plain_words_is_kept() -> None:
     final = "Sure! We carry ${step1.products}. Order ${step1.order_id} ships soon."
-    result = compiled(plan(("list_products", {}), final=final), "what do you sell?")
+    context = RecordContext(memory=ANN.memory, outputs=ANN.outputs, replies=("Noted.",))
+    result = compiled(plan(("list_products", {}), final=final), "what do you sell?", context)
     assert result.template.final_message == final
+    # a word the user said before starting a sentence may be a name: the message goes
+    # ("my other order is #W3" said "order")
+    again = compiled(plan(("list_products", {}), final=final), "what do you sell?")
+    assert again.template.final_message == ""
 
 
 def test_a_name_the_user_said_in_the_request_is_not_kept_either() -> None:
@@ -187,6 +192,69 @@ def test_a_name_the_user_said_in_the_request_is_not_kept_either() -> None:
         RecordContext(),
     )
     assert result.template.final_message == ""
+
+
+@pytest.mark.parametrize(
+    ("final", "context", "why"),
+    [
+        ("Ann, you have ${step1.count} orders.", ANN, "a memory name starting the reply"),
+        ("Lee! We carry ${step1.products}.", ANN, "a surname from memory at a sentence start"),
+        ("We carry ${step1.products}. Ann, anything else?", ANN, "a name starting a sentence"),
+        ("Thanks ann, we carry ${step1.products}.", ANN, "a memory word in lower case"),
+        ("We carry ${step1.products}, lena.", RecordContext(memory={"user.name": "Lena Park"}),
+         "a memory word inside a sentence"),
+        ("Zora, we carry ${step1.products}.", RecordContext(earlier=("hi, Zora here",)),
+         "a name of an earlier user message at a sentence start"),
+        ("Springfield has ${step1.count} shops.", ANN, "a word of an earlier tool output"),
+        ("Yusuf, we carry ${step1.count}.",
+         RecordContext(outputs={1: '{"name": "Yusuf Rossi", "count": 3}'}),
+         "a capitalised word of this turn's output"),
+        ("Mei: ${step1.count} orders.",
+         RecordContext(memory={"user.profile": {"name": "Mei Tanaka", "tier": 2}}),
+         "a string inside a structured memory value"),
+    ],
+)  # fmt: skip
+def test_a_name_starting_a_sentence_is_not_kept(
+    final: str, context: RecordContext, why: str
+) -> None:
+    result = compiled(plan(("list_products", {}), final=final), "what do you sell?", context)
+    assert result.template.final_message == "", why
+
+
+@pytest.mark.parametrize(
+    ("final", "context"),
+    [
+        # a sentence start that only the bot's own earlier replies hold is its wording
+        ("Sure! We carry ${step1.products}.", RecordContext(replies=("Sure, I can help.",))),
+        ("Your order ships soon.", ANN),  # a function word
+        ("Great, we carry ${step1.products}.", ANN),
+        # this turn's output says "done" as a status, not as a name
+        ("Done: we carry ${step1.count}.", RecordContext(outputs={1: '{"status": "done"}'})),
+        # a memory word of one letter, or a function word of a memory value
+        ("Yes, we carry ${step1.products}.", RecordContext(memory={"user.note": "yes I am J"})),
+    ],
+)
+def test_a_sentence_start_of_the_bots_own_wording_is_kept(
+    final: str, context: RecordContext
+) -> None:
+    result = compiled(plan(("list_products", {}), final=final), "what do you sell?", context)
+    assert result.template.final_message == final
+
+
+def test_memory_words_and_source_words() -> None:
+    context = RecordContext(
+        memory={"user.customer": "yusuf@shop.io", "user.name": "Yusuf Rossi", "user.n": 7},
+        hidden=("Ortiz",),
+        earlier=('{"name": "Mei Tanaka", "order_id": "W1"}', "I'm Zora"),
+        replies=("Sure, Bruno!",),
+        outputs={1: '{"status": "done", "owner": "Tom Reed"}'},
+    )
+    assert context.memory_words() == {"yusuf", "shop", "rossi"}
+    sources = context.source_words()
+    assert {"yusuf", "rossi", "ortiz", "mei", "tanaka", "zora"} <= sources
+    assert {"tom", "reed"} <= sources  # capitalised in this turn's output
+    assert not {"name", "order", "id", "sure", "bruno", "done"} & sources
+    assert sentence_starts("Lena, you have 3. Ok then, Lena! And Mei.") == ["Lena", "Ok", "And"]
 
 
 def test_name_like_words_skip_sentence_starts() -> None:
