@@ -8,7 +8,7 @@ that has a previous one in its conversation, of `prefix_share(previous, current)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -184,170 +184,131 @@ def measure(served: Sequence[Conversation]) -> Measures:
     )
 
 
-def table(now: Measures, before: Mapping[str, Any] | None, before_label: str) -> list[str]:
-    """The Markdown table: this run, the earlier run when given, gpt-4o's own requests."""
-    then = _Before(before) if before is not None else None
-    head = "| measure | Keel |" + (f" Keel, {before_label} |" if then else "") + " gpt-4o | goal |"
-    rule = "| --- | ---: |" + (" ---: |" if then else "") + " ---: | --- |"
-    rows = [head, rule]
+Cell = Callable[["_Run"], str]
+"""One row's cell for one run (this one or an earlier run's `--json`)."""
 
-    def row(label: str, value: str, earlier: str, recorded: str, goal: str = "") -> None:
-        middle = f" {earlier} |" if then else ""
-        rows.append(f"| {label} | {value} |{middle} {recorded} | {goal} |")
 
-    def pct(part: int, whole: int) -> str:
-        return f"{_share(part, whole):.1%} ({part:,}/{whole:,})"
-
-    def earlier(text: str, *keys: str) -> str:
-        """The before column's cell, or a dash where that run did not measure it."""
-        return text if then is not None and all(k in then.data for k in keys) else "-"
-
-    b = then or _Before({})
-    row(
-        "calls compared (in step with the recording)",
-        pct(now.calls, now.recorded_calls),
-        earlier(pct(b.count("calls"), b.count("recorded_calls")), "calls", "recorded_calls"),
-        "",
-    )
-    row(
-        "earlier-turn tool results present (pooled)",
-        pct(now.earlier_present, now.earlier_results),
-        earlier(
-            pct(b.count("earlier_present"), b.count("earlier_results")),
-            "earlier_present",
-            "earlier_results",
-        ),
-        "100%",
-        f">= {GOAL_EARLIER:.0%}",
-    )
-    row(
-        "same, mean per call",
-        f"{now.earlier_per_call:.1%}",
-        earlier(f"{b.number('earlier_per_call'):.1%}", "earlier_per_call"),
-        "100%",
-    )
-    row(
-        "on those calls, all of gpt-4o's tool results present (mean per call)",
-        f"{now.all_results_per_call:.1%}",
-        earlier(f"{b.number('all_results_per_call'):.1%}", "all_results_per_call"),
-        "100%",
-    )
-    row(
-        "calls with an earlier-turn tool result in gpt-4o's context",
-        pct(now.calls_with_earlier, now.calls),
-        earlier(
-            pct(b.count("calls_with_earlier"), b.count("calls")), "calls_with_earlier", "calls"
-        ),
-        "",
-    )
-    row(
-        "same, of the calls after the first user turn",
-        pct(now.calls_with_earlier, now.calls_after_first),
-        earlier(
-            pct(b.count("calls_with_earlier"), b.count("calls_after_first")),
-            "calls_with_earlier",
-            "calls_after_first",
-        ),
-        "",
-    )
-    row(
-        "current-turn tool results present (matching check)",
-        pct(now.current_present, now.current_results),
-        earlier(
-            pct(b.count("current_present"), b.count("current_results")),
-            "current_present",
-            "current_results",
-        ),
-        "100%",
-    )
-    row(
-        "current-turn tool results as recorded (tools answering alike)",
-        pct(now.current_as_recorded, now.current_results),
-        earlier(
-            pct(b.count("current_as_recorded"), b.count("current_results")),
-            "current_as_recorded",
-            "current_results",
-        ),
-        "100%",
-    )
-    row(
-        "user texts present",
-        pct(now.user_present, now.user_texts),
-        earlier(pct(b.count("user_present"), b.count("user_texts")), "user_present", "user_texts"),
-        "100%",
-    )
-    row(
-        "calls missing a user text",
-        f"{now.calls_missing_user:,}",
-        earlier(f"{b.count('calls_missing_user'):,}", "calls_missing_user"),
-        "0",
-    )
-    row(
-        "bot texts present",
-        pct(now.bot_present, now.bot_texts),
-        earlier(pct(b.count("bot_present"), b.count("bot_texts")), "bot_present", "bot_texts"),
-        "100%",
-    )
-    row(
-        "prompt size, mean chars per call",
-        f"{now.keel_chars:,.0f}",
-        earlier(f"{b.number('keel_chars'):,.0f}", "keel_chars"),
-        f"{now.recorded_chars:,.0f}",
-    )
-    row(
-        "prompt size, mean est. tokens per call",
-        f"{now.keel_tokens:,.0f}",
-        earlier(f"{b.number('keel_tokens'):,.0f}", "keel_tokens"),
-        f"{now.recorded_tokens:,.0f}",
-    )
-    row(
-        "prompt size, largest call (est. tokens)",
-        f"{now.keel_max_tokens:,}",
-        earlier(f"{b.count('keel_max_tokens'):,}", "keel_max_tokens"),
-        f"{now.recorded_max_tokens:,}",
-    )
-    row(
-        "prefix share, tools first (mean over consecutive requests)",
-        f"{now.keel_prefix_tools_first:.1%}",
-        earlier(f"{b.number('keel_prefix_tools_first'):.1%}", "keel_prefix_tools_first"),
-        f"{now.recorded_prefix_tools_first:.1%}",
-        f">= {GOAL_PREFIX:.0%}",
-    )
-    row(
-        "same, within a user turn / across user turns",
-        f"{now.tools_first_within_turn:.1%} / {now.tools_first_across_turns:.1%}",
-        earlier(
-            f"{b.number('tools_first_within_turn'):.1%} / "
-            f"{b.number('tools_first_across_turns'):.1%}",
-            "tools_first_within_turn",
-            "tools_first_across_turns",
-        ),
-        "",
-    )
-    row(
-        "prefix share, system first (mean over consecutive requests)",
-        f"{now.keel_prefix:.1%}",
-        earlier(f"{b.number('keel_prefix'):.1%}", "keel_prefix"),
-        f"{now.recorded_prefix:.1%}",
-        f">= {GOAL_PREFIX:.0%}",
-    )
-    row(
-        "same, within a user turn / across user turns",
-        f"{now.prefix_within_turn:.1%} / {now.prefix_across_turns:.1%}",
-        earlier(
-            f"{b.number('prefix_within_turn'):.1%} / {b.number('prefix_across_turns'):.1%}",
-            "prefix_within_turn",
-            "prefix_across_turns",
-        ),
-        "",
-    )
-    row(
-        "system first: requests first differing in system / tools / messages",
-        _where(now.first_difference),
-        earlier(_where(b.mapping("first_difference")), "first_difference"),
-        "",
-    )
+def table(now: Measures, earlier: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> list[str]:
+    """The Markdown table: this run, each earlier (label, `--json`) run, gpt-4o's requests."""
+    runs = [_Run(now.as_json()), *(_Run(data) for _label, data in earlier)]
+    labels = ["Keel" if not earlier else "Keel, this tree", *(label for label, _data in earlier)]
+    rows = [
+        "| measure | " + " | ".join(labels) + " | gpt-4o | goal |",
+        "| --- |" + " ---: |" * len(labels) + " ---: | --- |",
+    ]
+    for label, cell, recorded, goal in _rows(now):
+        cells = " | ".join(cell(run) for run in runs)
+        rows.append(f"| {label} | {cells} | {recorded} | {goal} |")
     return rows
+
+
+def _rows(now: Measures) -> list[tuple[str, Cell, str, str]]:
+    """(label, cell, gpt-4o's value, goal) for each row."""
+
+    def pct(part: str, whole: str) -> Cell:
+        def cell(run: _Run) -> str:
+            a, b = run.count(part), run.count(whole)
+            return run.only(f"{_share(a, b):.1%} ({a:,}/{b:,})", part, whole)
+
+        return cell
+
+    def share(*keys: str) -> Cell:
+        return lambda run: run.only(" / ".join(f"{run.number(k):.1%}" for k in keys), *keys)
+
+    def amount(key: str) -> Cell:
+        return lambda run: run.only(f"{run.number(key):,.0f}", key)
+
+    def where(run: _Run) -> str:
+        counts = run.mapping("first_difference")
+        parts = ("system", "tools", "messages")
+        return run.only(" / ".join(f"{counts.get(p, 0):,}" for p in parts), "first_difference")
+
+    return [
+        ("calls compared (in step with the recording)", pct("calls", "recorded_calls"), "", ""),
+        (
+            "earlier-turn tool results present (pooled)",
+            pct("earlier_present", "earlier_results"),
+            "100%",
+            f">= {GOAL_EARLIER:.0%}",
+        ),
+        ("same, mean per call", share("earlier_per_call"), "100%", ""),
+        (
+            "on those calls, all of gpt-4o's tool results present (mean per call)",
+            share("all_results_per_call"),
+            "100%",
+            "",
+        ),
+        (
+            "calls with an earlier-turn tool result in gpt-4o's context",
+            pct("calls_with_earlier", "calls"),
+            "",
+            "",
+        ),
+        (
+            "same, of the calls after the first user turn",
+            pct("calls_with_earlier", "calls_after_first"),
+            "",
+            "",
+        ),
+        (
+            "current-turn tool results present (matching check)",
+            pct("current_present", "current_results"),
+            "100%",
+            "",
+        ),
+        (
+            "current-turn tool results as recorded (tools answering alike)",
+            pct("current_as_recorded", "current_results"),
+            "100%",
+            "",
+        ),
+        ("user texts present", pct("user_present", "user_texts"), "100%", ""),
+        ("calls missing a user text", amount("calls_missing_user"), "0", ""),
+        ("bot texts present", pct("bot_present", "bot_texts"), "100%", ""),
+        (
+            "prompt size, mean chars per call",
+            amount("keel_chars"),
+            f"{now.recorded_chars:,.0f}",
+            "",
+        ),
+        (
+            "prompt size, mean est. tokens per call",
+            amount("keel_tokens"),
+            f"{now.recorded_tokens:,.0f}",
+            "",
+        ),
+        (
+            "prompt size, largest call (est. tokens)",
+            amount("keel_max_tokens"),
+            f"{now.recorded_max_tokens:,}",
+            "",
+        ),
+        (
+            "prefix share, tools first (mean over consecutive requests)",
+            share("keel_prefix_tools_first"),
+            f"{now.recorded_prefix_tools_first:.1%}",
+            f">= {GOAL_PREFIX:.0%}",
+        ),
+        (
+            "same, after the same customer message / after a new one",
+            share("tools_first_within_turn", "tools_first_across_turns"),
+            "",
+            "",
+        ),
+        (
+            "prefix share, system first (mean over consecutive requests)",
+            share("keel_prefix"),
+            f"{now.recorded_prefix:.1%}",
+            f">= {GOAL_PREFIX:.0%}",
+        ),
+        (
+            "same, after the same customer message / after a new one",
+            share("prefix_within_turn", "prefix_across_turns"),
+            "",
+            "",
+        ),
+        ("system first: requests first differing in system / tools / messages", where, "", ""),
+    ]
 
 
 def verdict(now: Measures) -> str:
@@ -367,11 +328,15 @@ def _where(counts: Mapping[str, int]) -> str:
     return " / ".join(f"{counts.get(part, 0):,}" for part in ("system", "tools", "messages"))
 
 
-class _Before:
-    """Reads an earlier run's `--json` leniently (a missing number reads as 0)."""
+class _Run:
+    """One run's measures as JSON, read leniently (an earlier run may lack a measure)."""
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.data = data
+
+    def only(self, text: str, *keys: str) -> str:
+        """`text`, or a dash where this run did not measure `keys`."""
+        return text if all(key in self.data for key in keys) else "-"
 
     def count(self, key: str) -> int:
         value = self.data.get(key)

@@ -1,7 +1,7 @@
 """Fidelity: what Keel sends a real model, next to what gpt-4o was sent, call by call.
 
     python bench/fidelity/run.py [--file TRANSCRIPTS.jsonl] [--limit N]
-        [--minutes-per-turn 3] [--json OUT.json] [--before EARLIER.json --before-label TEXT]
+        [--minutes-per-turn 3] [--json OUT.json] [--before EARLIER.json LABEL ...]
         [--write bench/RESULTS.md]
 
 Every recorded gpt-4o airline conversation (`../shared/data/tau-bench/airline/
@@ -13,9 +13,9 @@ tool results and of user texts Keel's request carries, the prompt size of both, 
 mean share of each request that repeats the previous request's prefix, with the engine's
 clock moving `--minutes-per-turn` minutes between user turns. It prints the table and,
 with `--write`, replaces the "Fidelity" section of the results file (re-read just before
-writing, so other sections stay as they are). `--json` saves the measures; `--before`
-reads such a file from an earlier run and shows it as a column. Exits 0 when it measured
-(goals met or not), 2 when the transcripts cannot be read.
+writing, so other sections stay as they are). `--json` saves the measures; `--before FILE
+LABEL` (repeatable) reads such a file from an earlier run and shows it as a column. Exits
+0 when it measured (goals met or not), 2 when the transcripts cannot be read.
 """
 
 from __future__ import annotations
@@ -140,8 +140,7 @@ def section(
     *,
     argv: list[str],
     minutes: float,
-    before: dict[str, Any] | None,
-    before_label: str,
+    before: list[tuple[str, dict[str, Any]]],
     notes: list[str],
     seconds: float,
 ) -> str:
@@ -157,9 +156,11 @@ def section(
         "",
         f"{m.transcripts} recorded gpt-4o airline conversations served to examples/airline "
         "through a local OpenAI-compatible server answering with the recorded replies (the real "
-        f"OpenAI adapter, the engine's clock {minutes:g} minutes later at each user turn); "
-        f"{m.in_step} of them stayed in step with the recording. Each of Keel's {m.calls:,} "
-        "requests is compared with the messages gpt-4o had been sent before the same reply "
+        f"OpenAI adapter, the engine's clock {minutes:g} minutes later at each customer "
+        f"message); {m.in_step} of them stayed in step with the recording. Keel sent "
+        f"{m.keel_requests:,} requests (all of them count in the prefix share); the "
+        f"{m.calls:,} answered by a recorded reply, in the turn it was recorded in, are "
+        "compared with the messages gpt-4o had been sent before that reply "
         "(its column: the recorded requests, `policy.md` and `tools.json`). An earlier-turn "
         "tool result is present when Keel's request holds its own message with the content "
         "Keel's tool gave for that call (this turn's results are matched first). Sizes are "
@@ -170,7 +171,7 @@ def section(
         f"Anthropic caches in); the share function and that text come from {PREFIX_SOURCE}. "
         "See bench/fidelity/README.md.",
         "",
-        *table(m, before, before_label),
+        *table(m, before),
         "",
         verdict(m),
     ]
@@ -188,13 +189,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, help="serve only the first N conversations")
     parser.add_argument("--minutes-per-turn", type=float, default=3.0, help="clock step")
     parser.add_argument("--json", type=Path, help="save the measures as JSON")
-    parser.add_argument("--before", type=Path, help="an earlier run's --json, shown beside")
-    parser.add_argument("--before-label", default="before", help="that column's name")
+    parser.add_argument(
+        "--before",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("FILE", "LABEL"),
+        help="an earlier run's --json and its column's name (repeatable)",
+    )
     parser.add_argument("--verbose", action="store_true", help="one line per conversation")
     parser.add_argument("--write", type=Path, help="update the Fidelity section of this file")
     args = parser.parse_args(args_list)
     try:
-        before = json.loads(args.before.read_text(encoding="utf-8")) if args.before else None
+        before = [
+            (label, json.loads(Path(file).read_text(encoding="utf-8")))
+            for file, label in args.before
+        ]
         started = time.perf_counter()
         measures, notes = asyncio.run(
             run_all(
@@ -214,7 +224,6 @@ def main(argv: list[str] | None = None) -> int:
         argv=shown,
         minutes=args.minutes_per_turn,
         before=before,
-        before_label=args.before_label,
         notes=notes,
         seconds=seconds,
     )

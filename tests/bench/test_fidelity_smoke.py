@@ -64,7 +64,9 @@ def test_the_fidelity_benchmark_measures_and_writes_its_section(tmp_path: Path) 
     results = tmp_path / "RESULTS.md"
     results.write_text(OLD, encoding="utf-8")
     measures = tmp_path / "measures.json"
+    before = ROOT / "bench" / "fidelity" / "before-1f03b5c.json"
     args = ["--limit", "2", "--json", str(measures), "--write", str(results)]
+    args += ["--before", str(before), "Keel at 1f03b5c"]
     done = subprocess.run(
         [sys.executable, str(RUN), *args], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
@@ -83,4 +85,5 @@ def test_the_fidelity_benchmark_measures_and_writes_its_section(tmp_path: Path) 
     assert "old numbers" not in text and text.count("## Fidelity") == 1
     assert text.rstrip().endswith("## Peers\n\nkept too")
     assert "python bench/fidelity/run.py --limit 2" in text
+    assert "| measure | Keel, this tree | Keel at 1f03b5c | gpt-4o | goal |" in text
     assert "| earlier-turn tool results present (pooled) |" in text
