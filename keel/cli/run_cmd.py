@@ -223,15 +223,27 @@ def run_command(
         typer.Option("--keys", help="API keys file (name:scopes:key per line)."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+    log_format: Annotated[
+        str,
+        typer.Option(
+            "--log-format",
+            envvar="KEEL_LOG_FORMAT",
+            help="text (readable, the default) or json (one JSON object a line).",
+        ),
+    ] = "text",
 ) -> None:
     """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
     import uvicorn
 
     from keel.server import http_protocol
-    from keel.server.log_config import server_log_config
+    from keel.server.log_config import LOG_FORMATS, server_log_config
     from keel.server.master_watch import MASTER_PID_ENV
     from keel.server.settings import SETTINGS_ENV
 
+    if log_format not in LOG_FORMATS:
+        raise typer.BadParameter(
+            f"{log_format!r} is not one of {', '.join(LOG_FORMATS)}", param_hint="--log-format"
+        )
     definition = _check_project(path)
     _check_model(model, definition)
     _check_embedder(definition)
@@ -258,7 +270,7 @@ def run_command(
         port=port,
         workers=workers,
         log_level=log_level,
-        log_config=server_log_config(log_level),
+        log_config=server_log_config(log_level, "json" if log_format == "json" else "text"),
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         http=http_protocol.PROTOCOL,  # h11 with the read timeout for slow clients
     )

@@ -31,7 +31,7 @@ from keel.loop.blocks_run import deterministic_pass
 from keel.loop.calls import handle_reply
 from keel.loop.confirmations import resolve_pending
 from keel.loop.control import RESTART, SESSION_END, SESSION_START
-from keel.loop.failures import log_turn_failure
+from keel.loop.failures import log_turn_failure, logged_start
 from keel.loop.model_call import call_model
 from keel.loop.outcome import _Done
 from keel.loop.recorder import Recorder
@@ -66,7 +66,8 @@ async def request(
     if text == SESSION_START:
         return started
     t = new_turn(history + started)
-    await session.begin_message(t, text, metadata, load_ms)
+    with logged_start(t):
+        await session.begin_message(t, text, metadata, load_ms)
     await guarded(t, message(t, text, metadata))
     return started + tuple(recorder.events)
 
@@ -85,7 +86,8 @@ async def control_turn(
     closed = tuple(recorder.events)  # an interrupted turn's closing, if any
     over = recorder.state.status == "ended"  # the bot hung up: the session is already over
     t = new_turn(history + closed)
-    await session.begin_message(t, command, metadata, load_ms)
+    with logged_start(t):
+        await session.begin_message(t, command, metadata, load_ms)
     if command == SESSION_END:
         await guarded(t, _session_end(t, over=over))
         return closed + tuple(recorder.events)
@@ -114,7 +116,8 @@ async def session_start(
 ) -> None:
     """The session-start turn (spec §7.2): seeded memory, `default_session_start`, and
     the deterministic steps it leads to; never a model call."""
-    await session.begin_session(t, metadata)
+    with logged_start(t):
+        await session.begin_session(t, metadata)
     await guarded(t, _session_steps(t, metadata, explicit))
 
 
@@ -149,7 +152,8 @@ async def message(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) 
 async def approval_turn(t: TurnContext, pending: PendingConfirmation, approved: bool) -> None:
     """A pause resolved from outside the chat: the approved call runs once, then the
     deterministic steps that follow it; no model call (spec §5.6)."""
-    await session.begin_approval(t)
+    with logged_start(t):
+        await session.begin_approval(t)
     await guarded(t, approval(t, pending, approved))
 
 

@@ -28,6 +28,7 @@ from keel.server import (
 from keel.server.deps import Runtime
 from keel.server.errors import install_error_handlers
 from keel.server.limits import BodyLimit
+from keel.server.request_id import RequestId
 from keel.server.runtime import EngineFactory, ServerRuntime
 from keel.server.settings import ServerSettings
 from keel.server.ui import routes as ui_routes
@@ -68,6 +69,7 @@ def create_app(
     app.state.keel = runtime
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestId)  # added last: outermost, so every answer carries the id
     app.include_router(conversations.router)
     app.include_router(channels_rest.router)
     app.include_router(channels_openai.router)
