@@ -148,3 +148,46 @@ async def test_a_held_call_reads_as_asked_then_as_resolved() -> None:
         m["content"] for m in later if m["role"] == "tool" and "cancelled" in str(m["content"])
     ]
     assert resolve_results == [json.dumps({"reservation_id": "R1", "status": "cancelled"})]
+
+
+async def test_a_held_call_approved_outside_the_chat_reads_with_its_result() -> None:
+    script = ScriptedModel(
+        [
+            {"tool_calls": [_call("activate", {"target_id": "reservations"})]},
+            {"tool_calls": [_call("cancel_reservation", {"reservation_id": "R2"})]},
+            "Done.",
+        ]
+    )
+    harness = make_harness(DESK, script)
+    await harness.send("cancel R2")
+    pending = harness.state.pending_confirmation
+    assert pending is not None
+    await harness.engine.resolve_pause(harness.conversation_id, pending.pause_id, True)
+    await harness.send("is it done?")
+
+    asked = "Cancel reservation R2? Please answer yes or no."
+    ran = json.dumps({"reservation_id": "R2", "status": "cancelled"})
+    resolved = {"status": "resolved", "asked": asked, "outcome": "approved", "result": ran}
+    later = _earlier(script.requests[2].messages)
+    assert json.dumps(resolved) in [m["content"] for m in later if m["role"] == "tool"]
+
+
+async def test_a_declined_held_call_reads_as_declined() -> None:
+    script = ScriptedModel(
+        [
+            {"tool_calls": [_call("activate", {"target_id": "reservations"})]},
+            {"tool_calls": [_call("cancel_reservation", {"reservation_id": "R3"})]},
+            "Kept.",
+        ]
+    )
+    harness = make_harness(DESK, script)
+    await harness.send("cancel R3")
+    pending = harness.state.pending_confirmation
+    assert pending is not None
+    await harness.engine.resolve_pause(harness.conversation_id, pending.pause_id, False)
+    await harness.send("so?")
+
+    asked = "Cancel reservation R3? Please answer yes or no."
+    declined = json.dumps({"status": "resolved", "asked": asked, "outcome": "declined"})
+    later = _earlier(script.requests[2].messages)
+    assert declined in [m["content"] for m in later if m["role"] == "tool"]
