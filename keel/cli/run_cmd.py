@@ -6,6 +6,7 @@ without configured keys is refused. Keys come from `KEEL_API_KEYS` and/or a keys
 (`--keys`, `KEEL_API_KEYS_FILE`), see docs/deploy.md. The event store is SQLite under
 `.keel/` of the current directory unless `--database-url` / `KEEL_DATABASE_URL` says
 otherwise. Settings reach the uvicorn workers as JSON in `KEEL_SERVER_SETTINGS`.
+`--rasa-no-key` (Rasa's channels without a key) is refused on any address but loopback.
 """
 
 # lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
@@ -145,6 +146,7 @@ def _banner(agent: str, host: str, port: int, secret: str | None) -> str:
         f"  chat API        {base}/v1/conversations/{{id}}/messages",
         f"  OpenAI-style    {base}/v1  (model {agent!r})",
         f"  REST webhook    {base}/webhooks/rest/webhook",
+        f"  Rasa socket.io  {base}/socket.io/",
         f"  API docs        {base}/docs  ({base}/openapi.json)",
         f"  health          {base}/health",
     ]
@@ -167,8 +169,11 @@ def build_settings(
     keys_file: Path | None,
     env: dict[str, str],
     cwd: Path,
+    cors_origins: str | None = None,
+    rasa_no_key: bool = False,
 ) -> tuple[ServerSettings, str | None]:
     """The server settings for `keel run`, and the generated local key (if one was made)."""
+    from keel.server.cors import parse_origins
     from keel.server.http_protocol import read_timeout
     from keel.server.ratelimit import RateLimit
     from keel.server.settings import DEFAULT_MAX_BODY_BYTES, ServerSettings
@@ -179,7 +184,14 @@ def build_settings(
             f"refusing to serve on {host} without API keys: set KEEL_API_KEYS or --keys",
             param_hint="--host",
         )
+    if rasa_no_key and not is_loopback(host):
+        raise typer.BadParameter(
+            f"refusing to serve Rasa's channels without a key on {host}: --rasa-no-key is "
+            "for local use on a loopback address (127.0.0.1, ::1, localhost) only",
+            param_hint="--rasa-no-key",
+        )
     try:
+        origins = parse_origins(cors_origins or "")
         rate = (
             RateLimit.parse(env["KEEL_RATE_LIMIT"]) if env.get("KEEL_RATE_LIMIT") else RateLimit()
         )
@@ -194,6 +206,8 @@ def build_settings(
         keys=keys,
         rate_limit=rate,
         max_body_bytes=max_body,
+        cors_origins=origins,
+        rasa_no_key=rasa_no_key,
     )
     return settings, secret
 
@@ -223,6 +237,23 @@ def run_command(
         typer.Option("--keys", help="API keys file (name:scopes:key per line)."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
+    cors_origins: Annotated[
+        str | None,
+        typer.Option(
+            "--cors-origins",
+            envvar="KEEL_CORS_ORIGINS",
+            help="Origins whose pages may call the API (comma-separated; default none).",
+        ),
+    ] = None,
+    rasa_no_key: Annotated[
+        bool,
+        typer.Option(
+            "--rasa-no-key",
+            envvar="KEEL_RASA_NO_KEY",
+            help="Rasa's REST and socket.io channels take messages without a key "
+            "(loopback addresses only).",
+        ),
+    ] = False,
     log_format: Annotated[
         str,
         typer.Option(
@@ -256,6 +287,8 @@ def run_command(
         keys_file=keys_file,
         env=env,
         cwd=Path.cwd(),
+        cors_origins=cors_origins,
+        rasa_no_key=rasa_no_key,
     )
     typer.echo(_banner(definition.config.id or definition.root.name, host, port, secret))
     os.environ[SETTINGS_ENV] = settings.to_json()

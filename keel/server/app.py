@@ -19,13 +19,17 @@ from keel.ids import Clock, IdSource
 from keel.server import (
     admin,
     channels_openai,
+    channels_responses,
     channels_rest,
     conversations,
     inspector,
     plan_feedback,
     plans_api,
 )
+from keel.server.channels_socketio import SOCKETIO_PATH, RasaSocketChannel
+from keel.server.cors import ApiCors
 from keel.server.deps import Runtime
+from keel.server.docs_routes import router as docs_router
 from keel.server.errors import install_error_handlers
 from keel.server.limits import BodyLimit
 from keel.server.request_id import RequestId
@@ -36,7 +40,8 @@ from keel.server.wire import HealthReply
 
 _DESCRIPTION = (
     "Talk to a Keel agent: the chat API with JSON or server-sent events, approvals and "
-    "cancellation, Rasa's REST webhook, an OpenAI-compatible Chat Completions endpoint and "
+    "cancellation, Rasa's REST webhook and socket.io channel, OpenAI-compatible Chat "
+    "Completions and Responses endpoints and "
     "admin endpoints (conversations for the Inspector, the plan cache); the web UI is at /ui/chat. "
     "See docs/api.md."
 )
@@ -65,19 +70,26 @@ def create_app(
         version=__version__,
         description=_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,  # served from bundled assets (keel.server.docs_routes)
+        redoc_url=None,
     )
     app.state.keel = runtime
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if settings.cors_origins:  # outside the body limit, so a 413 still carries CORS headers
+        app.add_middleware(ApiCors, origins=settings.cors_origins)
     app.add_middleware(RequestId)  # added last: outermost, so every answer carries the id
     app.include_router(conversations.router)
     app.include_router(channels_rest.router)
     app.include_router(channels_openai.router)
+    app.include_router(channels_responses.router)
     app.include_router(admin.router)
     app.include_router(inspector.router)
     app.include_router(plans_api.router)
     app.include_router(plan_feedback.router)
     app.include_router(ui_routes.router)
+    app.include_router(docs_router)
+    app.mount(SOCKETIO_PATH, RasaSocketChannel(runtime).asgi_app())
     app.add_api_route(
         "/health", _health, methods=["GET"], response_model=HealthReply, tags=["health"]
     )

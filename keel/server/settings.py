@@ -41,6 +41,13 @@ class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     """Largest request body accepted; larger ones get 413."""
 
+    cors_origins: tuple[str, ...] = ()
+    """Origins whose pages may call the API from a browser (CORS); none by default."""
+
+    rasa_no_key: bool = False
+    """Rasa's channels (REST webhook, socket.io) take messages sent with no key, as the
+    conversations of `RASA_LOCAL_OWNER`; `keel run` allows it on a loopback address only."""
+
     def to_json(self) -> str:
         """The settings as JSON text (for `KEEL_SERVER_SETTINGS`)."""
         data = {
@@ -57,6 +64,8 @@ class ServerSettings:
                 "per_second": self.rate_limit.per_second,
             },
             "max_body_bytes": self.max_body_bytes,
+            "cors_origins": list(self.cors_origins),
+            "rasa_no_key": self.rasa_no_key,
         }
         return json.dumps(data)
 
@@ -76,4 +85,6 @@ class ServerSettings:
             keys=KeyRing(salt=bytes.fromhex(data["salt"]), keys=keys),
             rate_limit=RateLimit(burst=rate["burst"], per_second=rate["per_second"]),
             max_body_bytes=int(data["max_body_bytes"]),
+            cors_origins=tuple(data.get("cors_origins", ())),
+            rasa_no_key=bool(data.get("rasa_no_key", False)),
         )

@@ -69,11 +69,14 @@ class ApprovalRequest(TypedDict):
 
 @with_config(ConfigDict(extra="forbid"))
 class RestWebhookRequest(TypedDict):
-    """Rasa's REST channel input: `{sender, message, metadata?}`."""
+    """Rasa's REST channel input: `{sender, message, metadata?, input_channel?}`."""
 
     sender: ConversationId
     message: UserText
-    metadata: NotRequired[Metadata]
+    metadata: NotRequired[Metadata | None]
+    input_channel: NotRequired[Annotated[str, StringConstraints(max_length=64)] | None]
+    """The channel the message came through (Rasa's default: `rest`); handed on as the
+    `input_channel` entry of the message's metadata."""
 
 
 # --- answers --------------------------------------------------------------------------

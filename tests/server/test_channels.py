@@ -105,8 +105,10 @@ async def test_chat_completions_needs_a_conversation_and_a_user_message(
             "/v1/chat/completions", json=_completion_body("hi", user="a b"), headers=ALICE
         )
         models = await s.client.get("/v1/models", headers=ALICE)
-    assert no_id.status_code == 400
-    assert no_id.json()["error"]["code"] == "conversation.id_required"
+    # No conversation named: a new one, its id in the header and in `keel`.
+    assert no_id.status_code == 200, no_id.text
+    new_id = no_id.headers["x-keel-conversation-id"]
+    assert new_id.startswith("conv_") and no_id.json()["keel"]["conversation_id"] == new_id
     assert no_user.status_code == 422 and bad_id.status_code == 422
     assert models.json() == {
         "object": "list",

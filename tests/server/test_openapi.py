@@ -23,6 +23,7 @@ OPERATIONS = {
     ("post", "/v1/conversations/{conversation_id}/turns/{turn_id}/feedback"),
     ("post", "/webhooks/rest/webhook"),
     ("post", "/v1/chat/completions"),
+    ("post", "/v1/responses"),
     ("get", "/v1/models"),
     ("get", "/v1/admin/conversations"),
     ("get", "/v1/admin/conversations/{owner}/{conversation_id}/events"),
