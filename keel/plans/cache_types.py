@@ -6,7 +6,8 @@ Reasons of a `Decision`:
 
 * misses: `no_entry`, `signature`, `context_bound`, `anti_entry`, `status`,
   `binder_missing_slot`, `binder_ambiguous`, `binder_coverage`, `binder_ids`, `polarity`,
-  `correction`, `literal_choice`, `licence`,
+  `correction`, `extra_clause` (a content clause of the request the template does not
+  cover), `literal_choice`, `licence`,
   `verb_coverage`, `validator`, `intent_incomplete`, `disabled`, `memory_unset` (a
   `${MEMORY:key}` of the entry has no value the skill may read in this conversation);
 * hits: `hit`;
