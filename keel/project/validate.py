@@ -26,6 +26,7 @@ from keel.skills import (
 )
 from keel.skills.steps import SPECIAL_ACTIONS
 from keel.source.diagnostics import Diagnostic, diag
+from keel.source.suggest import did_you_mean
 from keel.tools import ToolCatalog
 
 KNOWN_TIERS = frozenset({"router", "default", "reasoning"})
@@ -63,7 +64,7 @@ def _imports(
                 doc.file,
                 item.line,
                 f"`mcp/{item.mcp_server}:{item.mcp_tool}`: integrations.yml has no MCP server "
-                f"named `{item.mcp_server}`",
+                f"named `{item.mcp_server}`" + did_you_mean(item.mcp_server or "", servers),
                 key=item.name,
             )
         elif not item.is_mcp and item.name in missing:
@@ -71,7 +72,8 @@ def _imports(
                 "skill.import_tools.unknown_tool",
                 doc.file,
                 item.line,
-                f"import_tools lists `{item.name}`, but no file in tools/ defines it",
+                f"import_tools lists `{item.name}`, but no file in tools/ defines it"
+                + did_you_mean(item.name, catalog.shared),
                 key=item.name,
             )
 
@@ -111,7 +113,8 @@ def _responses_named(definition: AgentDefinition, skill: Skill) -> Iterator[Diag
                 "response.missing",
                 skill.document.file,
                 line,
-                f"{where} names response `{name}`, which no responses.yml defines",
+                f"{where} names response `{name}`, which no responses.yml defines"
+                + did_you_mean(name, definition.responses),
                 key=name,
             )
 
@@ -131,7 +134,8 @@ def _tools_named(skill: Skill) -> Iterator[Diagnostic]:
                 doc.file,
                 constraint.line,
                 f"tool_constraints names `{constraint.tool}`, which skill `{doc.skill_id}` "
-                "does not have (define it in the skill's tools or import it)",
+                "does not have (define it in the skill's tools or import it)"
+                + did_you_mean(constraint.tool, offered),
                 key=constraint.tool,
             )
     for block in doc.blocks:
@@ -141,7 +145,8 @@ def _tools_named(skill: Skill) -> Iterator[Diagnostic]:
                     "skill.step.unknown_tool",
                     doc.file,
                     step.line,
-                    f"execute_tool `{step.tool}`: skill `{doc.skill_id}` has no such tool",
+                    f"execute_tool `{step.tool}`: skill `{doc.skill_id}` has no such tool"
+                    + did_you_mean(step.tool, offered),
                     key=step.tool,
                 )
     for token in doc.tokens:
@@ -150,7 +155,8 @@ def _tools_named(skill: Skill) -> Iterator[Diagnostic]:
                 "skill.prose.unknown_tool",
                 doc.file,
                 token.line,
-                f"{token.text}: skill `{doc.skill_id}` has no such tool",
+                f"{token.text}: skill `{doc.skill_id}` has no such tool"
+                + did_you_mean(token.target, offered),
                 key=token.target,
                 severity="warning",
             )
@@ -165,7 +171,8 @@ def _targets(definition: AgentDefinition, skill: Skill) -> Iterator[Diagnostic]:
                 "skill.prose.unknown_skill",
                 doc.file,
                 token.line,
-                f"{token.text}: there is no skill with that id",
+                f"{token.text}: there is no skill with that id"
+                + did_you_mean(token.target, definition.skills),
                 key=token.target,
             )
     for block in doc.blocks:
@@ -180,7 +187,11 @@ def _targets(definition: AgentDefinition, skill: Skill) -> Iterator[Diagnostic]:
                         "skill.step.unknown_target",
                         doc.file,
                         step.line,
-                        f"{kind} `{step.target}` names no block of this skill and no skill",
+                        f"{kind} `{step.target}` names no block of this skill and no skill"
+                        + did_you_mean(
+                            step.target,
+                            [*definition.skills, *(blocks if kind == "call" else ())],
+                        ),
                         key=step.target,
                     )
 

@@ -25,6 +25,7 @@ from keel.skills import (
 )
 from keel.skills.steps import Step
 from keel.source.diagnostics import Diagnostic, diag
+from keel.source.suggest import did_you_mean
 
 
 def skill_conditions(doc: SkillDocument) -> Iterator[tuple[Condition, int]]:
@@ -61,6 +62,20 @@ def _step_conditions(step: Step) -> Iterator[tuple[Condition, int]]:
                 yield branch.condition, branch.line
 
 
+def _close_keys(schema: MemorySchema, key: str, reader: str | None) -> str:
+    """A "did you mean" for an unknown `namespace.entry`, among what `reader` may read."""
+    known = [f"session.{f.key}" for f in schema.fields if reader is None or can_read(f, reader)]
+    return did_you_mean(f"session.{key}", known)
+
+
+def _close_entries(schema: MemorySchema, entry: str, skill_id: str) -> str:
+    """A "did you mean" for an unknown bare or qualified entry a skill's step writes."""
+    own = [f.name for f in schema.fields_of(skill_id)]
+    project = [f.name for f in schema.fields_of("project") if f.name not in own]
+    qualified = [f.key for f in schema.fields]
+    return did_you_mean(entry, qualified if "." in entry else [*own, *project])
+
+
 def _reference(
     schema: MemorySchema, key: str, reader: str | None, file: str, line: int, what: str
 ) -> Diagnostic | None:
@@ -71,7 +86,8 @@ def _reference(
             "memory.unknown_reference",
             file,
             line,
-            f"{what} reads `session.{key}`, which no memory.yml declares",
+            f"{what} reads `session.{key}`, which no memory.yml declares"
+            + _close_keys(schema, key, reader),
             key=key,
         )
     if reader is not None and not can_read(field, reader):
@@ -118,7 +134,8 @@ def _step_memory(schema: MemorySchema, doc: SkillDocument) -> Iterator[Diagnosti
                             doc.file,
                             step.line,
                             f"set_memory writes `{entry}`, which neither skill "
-                            f"`{doc.skill_id}` nor the project declares",
+                            f"`{doc.skill_id}` nor the project declares"
+                            + _close_entries(schema, entry, doc.skill_id),
                             key=entry,
                         )
             elif isinstance(step, ExecuteToolStep):
@@ -132,7 +149,8 @@ def _collect(schema: MemorySchema, doc: SkillDocument, step: CollectStep) -> Ite
             "skill.step.collect_undeclared",
             doc.file,
             step.line,
-            f"collect `{step.entry}`: skill `{doc.skill_id}` declares no such memory entry",
+            f"collect `{step.entry}`: skill `{doc.skill_id}` declares no such memory entry"
+            + did_you_mean(step.entry, [f.name for f in schema.fields_of(doc.skill_id)]),
             key=step.entry,
         )
     elif field.namespace != doc.skill_id:

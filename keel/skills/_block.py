@@ -11,6 +11,7 @@ from keel.skills._steps import read_steps
 from keel.skills.blocks import OrderedBlock
 from keel.skills.model import Token
 from keel.source.reporter import Reporter
+from keel.source.suggest import did_you_mean
 from keel.source.yaml import LineDict, LineList, load_yaml_safely, type_name
 
 _ATTRIBUTE: Final = re.compile(r"""(?P<key>[A-Za-z_][\w-]*)=(?P<value>"[^"]*"|'[^']*'|\S+)""")
@@ -139,7 +140,7 @@ def _steps_list(data: LineDict, fence: Fence, rep: Reporter) -> LineList | None:
                 "skill.block.unknown_key",
                 data.line_of(key),
                 f"unknown key {key!r} in ordered block is ignored (known: steps, name, "
-                "description)",
+                "description)" + did_you_mean(str(key), _BLOCK_KEYS),
                 key=str(key),
             )
     steps = data.get("steps")

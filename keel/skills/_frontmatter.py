@@ -18,6 +18,7 @@ from keel.skills.model import (
     UtterTrigger,
 )
 from keel.source.reporter import Reporter
+from keel.source.suggest import did_you_mean
 from keel.source.yaml import LineDict, LineList, type_name
 
 KNOWN_KEYS = frozenset(
@@ -72,7 +73,7 @@ def read_frontmatter(data: LineDict, rep: Reporter) -> Frontmatter:
             rep.warning(
                 "skill.frontmatter.unknown_key",
                 data.line_of(key),
-                f"unknown frontmatter key {key!r} is ignored",
+                f"unknown frontmatter key {key!r} is ignored" + did_you_mean(str(key), KNOWN_KEYS),
                 key=str(key),
             )
     return Frontmatter(
@@ -232,7 +233,8 @@ def _routing(data: LineDict, rep: Reporter) -> Routing:
             rep.warning(
                 "skill.frontmatter.unknown_key",
                 value.line_of(key),
-                f"unknown routing key {key!r} is ignored (known: engine_managed, hidden)",
+                f"unknown routing key {key!r} is ignored (known: engine_managed, hidden)"
+                + did_you_mean(str(key), _ROUTING_KEYS),
                 key=str(key),
             )
     return Routing(
@@ -258,7 +260,8 @@ def _history(data: LineDict, rep: Reporter) -> bool | None:
             rep.warning(
                 "skill.frontmatter.unknown_key",
                 value.line_of(key),
-                f"unknown history key {key!r} is ignored (known: tool_results)",
+                f"unknown history key {key!r} is ignored (known: tool_results)"
+                + did_you_mean(str(key), ["tool_results"]),
                 key=str(key),
             )
     return None if value.get("tool_results") is None else _flag(value, "tool_results", rep)

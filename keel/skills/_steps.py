@@ -36,6 +36,7 @@ from keel.skills.steps import (
     parameter_reference,
 )
 from keel.source.reporter import Reporter
+from keel.source.suggest import did_you_mean
 from keel.source.yaml import LineDict, LineList, freeze, type_name
 
 _STEP_ID: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
@@ -176,7 +177,8 @@ class _Reader:
                 self.rep.error(
                     "skill.step.unknown_key",
                     item.line_of(key),
-                    f"key {key!r} is not allowed on a {kind} step",
+                    f"key {key!r} is not allowed on a {kind} step"
+                    + did_you_mean(str(key), allowed),
                     key=str(key),
                 )
 
@@ -193,7 +195,8 @@ def read_steps(
             rep.error(
                 "skill.step.unknown_next",
                 jump.line,
-                f"next target {jump.target!r} is not a step of this block (or END)",
+                f"next target {jump.target!r} is not a step of this block (or END)"
+                + did_you_mean(jump.target, [*reader.ids, END_ID]),
                 key=jump.target,
             )
     return tuple(reader.steps), tuple(reader.ctx.tokens)

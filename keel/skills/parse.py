@@ -19,6 +19,7 @@ from keel.skills.model import SkillDocument, Token
 from keel.skills.steps import CallStep, LinkStep
 from keel.source.diagnostics import Diagnostic
 from keel.source.reporter import Reporter
+from keel.source.suggest import did_you_mean
 from keel.source.yaml import LineDict, LineList, load_yaml_safely
 
 DELIMITER = "---"
@@ -144,7 +145,8 @@ def _check_document(document: SkillDocument, fence_ids: set[str | None], rep: Re
             rep.error(
                 "skill.prose.unknown_block",
                 token.line,
-                f"{token.text} names no ordered block of this skill",
+                f"{token.text} names no ordered block of this skill"
+                + did_you_mean(token.target, (i for i in fence_ids if i)),
                 key=token.target,
             )
     _check_reachable(document, rep)

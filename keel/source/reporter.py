@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from keel.source.diagnostics import Diagnostic, Severity, diag
+from keel.source.suggest import did_you_mean
 from keel.source.yaml import line_of, own_line
 
 
@@ -111,6 +112,6 @@ def warn_unknown_keys(
         return []
     unknown = [k for k in data if k not in known]
     for k in unknown:
-        message = f"unknown key `{where}{k}` is ignored{hint}"
+        message = f"unknown key `{where}{k}` is ignored{hint}" + did_you_mean(str(k), known)
         r.warning(code, key_line(data, k), message, key=f"{where}{k}")
     return unknown

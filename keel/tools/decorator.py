@@ -11,6 +11,10 @@ into a `tool.definition.invalid` diagnostic.
 An annotation naming a class defined later in the module cannot be resolved while the
 decorator runs; the definition is then finished on first use (`tool_definition`), which
 the loader does right after the import.
+
+While the loader imports a tool file it turns raising off (`deferred_errors`): a bad
+`@tool` then marks its function instead, `tool_definition` raises for it, and the file's
+other tools still load.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from __future__ import annotations
 import inspect
 import linecache
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, Set
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TypeVar, overload
+from typing import Any, NoReturn, TypeVar, cast, overload
 
 from keel.tools.contract import (
     CONTRACT_KEYS,
@@ -52,6 +58,37 @@ class _Pending:
     name: str | None
     contract: Mapping[str, object] = field(default_factory=dict)
     blocking: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Broken:
+    """A `@tool` that failed while its file was imported with `deferred_errors`."""
+
+    error: ToolDefinitionError
+
+
+_DEFER_ERRORS: ContextVar[bool] = ContextVar("keel_tool_defer_errors", default=False)
+
+
+@contextmanager
+def deferred_errors() -> Iterator[None]:
+    """Within: a bad `@tool` on a function marks it rather than raising (the loader's mode)."""
+    token = _DEFER_ERRORS.set(True)
+    try:
+        yield
+    finally:
+        _DEFER_ERRORS.reset(token)
+
+
+def _mark_broken(func: Any, error: ToolDefinitionError) -> Any:
+    """`func` marked with `error` (filled with its name and line), or raise `error` when
+    errors are not deferred or `func` is no function (a loader would not find it)."""
+    if not _DEFER_ERRORS.get() or not inspect.isfunction(func):
+        raise error
+    error.function = error.function or func.__name__
+    error.line = error.line or def_line(func)
+    setattr(func, TOOL_ATTRIBUTE, _Broken(error=error))
+    return func
 
 
 @overload
@@ -91,16 +128,31 @@ def tool(
     """
     if args:
         target = args[0]
-        raise ToolDefinitionError(
+        error = ToolDefinitionError(
             '@tool needs its description: write @tool(description="...")',
             function=getattr(target, "__name__", None),
             line=def_line(target),
         )
-    text = _check_description(description)
-    tool_name = _check_name(name)
-    declared = _check_contract(contract)
-    if blocking is not None and not isinstance(blocking, bool):
-        raise ToolDefinitionError("@tool blocking must be true, false or left out")
+        return cast(Callable[[_F], _F], _mark_broken(target, error))
+    try:
+        text = _check_description(description)
+        tool_name = _check_name(name)
+        declared = _check_contract(contract)
+        if blocking is not None and not isinstance(blocking, bool):
+            raise ToolDefinitionError("@tool blocking must be true, false or left out")
+    except ToolDefinitionError as exc:
+        if not _DEFER_ERRORS.get():
+            raise
+        caller = inspect.currentframe()
+        caller = caller.f_back if caller is not None else None
+        # The line of the `@tool(...)` call itself, as a traceback would have shown it.
+        exc.line = exc.line or (caller.f_lineno if caller is not None else None)
+        failed = exc
+
+        def mark(func: _F) -> _F:
+            return cast(_F, _mark_broken(func, failed))
+
+        return mark
 
     def decorate(func: _F) -> _F:
         try:
@@ -111,6 +163,8 @@ def tool(
             attached = _Pending(
                 func=func, description=text, name=tool_name, contract=declared, blocking=blocking
             )
+        except ToolDefinitionError as exc:
+            return cast(_F, _mark_broken(func, exc))
         setattr(func, TOOL_ATTRIBUTE, attached)
         return func
 
@@ -121,6 +175,8 @@ def tool_definition(func: object) -> ToolDefinition | None:
     """The definition attached by `@tool`, finishing a deferred one (may raise
     `ToolDefinitionError`); None when `func` is not a tool."""
     attached = getattr(func, TOOL_ATTRIBUTE, None)
+    if isinstance(attached, _Broken):
+        raise attached.error
     if isinstance(attached, _Pending):
         attached = define_tool(
             attached.func,

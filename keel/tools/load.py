@@ -29,7 +29,7 @@ from typing import Any
 from keel.source.diagnostics import Diagnostic, diag
 from keel.tools.blocking import scan_blocking_calls
 from keel.tools.compat import install_compat_shim
-from keel.tools.decorator import def_line, tool, tool_definition
+from keel.tools.decorator import def_line, deferred_errors, tool, tool_definition
 from keel.tools.definition import (
     HOOK_PREFIX,
     HookDefinition,
@@ -182,7 +182,9 @@ def _execute(
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        # A bad @tool marks its function (reported by collect_definitions), not the file.
+        with deferred_errors():
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         sys.modules.pop(module_name, None)
         return None, _failure(exc, path, file)

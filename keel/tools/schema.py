@@ -146,6 +146,17 @@ _UNIONS: frozenset[object] = frozenset({typing.Union, types.UnionType})
 _WRAPPERS: frozenset[object] = frozenset({typing.Required, typing.NotRequired, typing.ClassVar})
 
 
+_MODULE_PATH = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
+
+
+def shown_type(annotation: object) -> str:
+    """`annotation` as the author wrote it: `Weird`, `list[Weird]`, never the module Keel
+    imported the tool file as (`keel_project_tools.<hash>...`)."""
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__qualname__
+    return _MODULE_PATH.sub("", repr(annotation))
+
+
 def type_schema(annotation: object, *, parameter: str) -> Schema:
     """The JSON schema for `annotation` (already resolved, no strings left)."""
     return _Converter(parameter).convert(annotation, ())
@@ -194,7 +205,8 @@ class _Converter:
 
     def fail(self, annotation: object, why: str = "unsupported annotation") -> ToolDefinitionError:
         return ToolDefinitionError(
-            f"parameter {self.parameter!r}: {why} {annotation!r}", parameter=self.parameter
+            f"parameter {self.parameter!r}: {why} `{shown_type(annotation)}`",
+            parameter=self.parameter,
         )
 
     def convert(self, tp: object, seen: tuple[object, ...]) -> Schema:
