@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 
 from keel import __version__
 from keel.ids import Clock, IdSource
+from keel.observe.tracing import TracingConfig
 from keel.server import (
     admin,
     channels_openai,
@@ -35,6 +36,7 @@ from keel.server.limits import BodyLimit
 from keel.server.request_id import RequestId
 from keel.server.runtime import EngineFactory, ServerRuntime
 from keel.server.settings import ServerSettings
+from keel.server.telemetry import attach_telemetry, install_telemetry, server_telemetry
 from keel.server.ui import routes as ui_routes
 from keel.server.wire import HealthReply
 
@@ -53,17 +55,22 @@ def create_app(
     engine_factory: EngineFactory | None = None,
     clock: Clock | None = None,
     ids: IdSource | None = None,
+    tracing: TracingConfig | None = None,
 ) -> FastAPI:
-    """The app for `settings`; `engine_factory`, `clock` and `ids` replace the defaults."""
+    """The app for `settings`; `engine_factory`, `clock` and `ids` replace the defaults;
+    `tracing` turns span export on (`keel.observe`; metrics are always kept)."""
     runtime = ServerRuntime(settings, engine_factory=engine_factory, clock=clock, ids=ids)
+    telemetry = server_telemetry(runtime, tracing)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await runtime.open()
+        attach_telemetry(telemetry, runtime)
         try:
             yield
         finally:
             await runtime.close()
+            telemetry.close()
 
     app = FastAPI(
         title="Keel",
@@ -78,6 +85,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.cors_origins:  # outside the body limit, so a 413 still carries CORS headers
         app.add_middleware(ApiCors, origins=settings.cors_origins)
+    install_telemetry(app, telemetry)  # the request span, inside the request id; /metrics
     app.add_middleware(RequestId)  # added last: outermost, so every answer carries the id
     app.include_router(conversations.router)
     app.include_router(channels_rest.router)

@@ -1,7 +1,8 @@
 """The app factory uvicorn imports in each worker: `keel.server.asgi:app_from_env`.
 
 `keel run` puts the settings in `KEEL_SERVER_SETTINGS` (JSON, key digests only) and
-starts uvicorn with `factory=True`, so every worker process builds the same app.
+starts uvicorn with `factory=True`, so every worker process builds the same app. Tracing
+is configured by the standard `OTEL_*` variables each worker inherits.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 
 from fastapi import FastAPI
 
+from keel.observe.tracing import TracingConfig
 from keel.server.app import create_app
 from keel.server.master_watch import watch_master
 from keel.server.settings import SETTINGS_ENV, ServerSettings
@@ -22,4 +24,5 @@ def app_from_env() -> FastAPI:
     if not text:
         raise RuntimeError(f"{SETTINGS_ENV} is not set; start the server with `keel run`")
     watch_master()
-    return create_app(ServerSettings.from_json(text))
+    # The standard OpenTelemetry variables turn span export on (docs/observability.md).
+    return create_app(ServerSettings.from_json(text), tracing=TracingConfig.from_env(os.environ))

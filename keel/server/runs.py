@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from keel.errors import RunError
 from keel.events.fold import ConversationState, fold
@@ -20,6 +20,7 @@ from keel.loop.errors import PauseNotPending, PauseWithdrawn
 from keel.loop.result import TurnResult
 from keel.server.engine_port import FeedObserver, TurnCall
 from keel.server.feed import Failure, Finished, RunOutcome, TurnFeed
+from keel.server.run_taps import RunTapFactory, TeeObserver, open_taps
 from keel.stores.port import EventStore
 
 _log = logging.getLogger("keel.server")
@@ -32,12 +33,16 @@ class ConversationBusy(Exception):
 class TurnRun:
     """One request's work on one conversation."""
 
-    def __init__(self, *, key: str, store: EventStore, call: TurnCall) -> None:
+    def __init__(
+        self, *, key: str, store: EventStore, call: TurnCall, taps: Sequence[RunTapFactory] = ()
+    ) -> None:
         self.key = key
         self.feed = TurnFeed()
         self._store = store
         self._observer = FeedObserver(self.feed, key)
-        self._inner: asyncio.Task[TurnResult] = asyncio.ensure_future(call(self._observer))
+        self._tee = TeeObserver(self._observer, open_taps(taps, key)) if taps else None
+        observer = self._tee or self._observer
+        self._inner: asyncio.Task[TurnResult] = asyncio.ensure_future(call(observer))
         self.task: asyncio.Task[RunOutcome] = asyncio.ensure_future(self._drive())
 
     @property
@@ -84,6 +89,8 @@ class TurnRun:
         )
         # Followers wait for this item whatever happened above.
         self.feed.push(Finished(outcome=outcome))
+        if self._tee is not None:
+            self._tee.finished(outcome)
         return outcome
 
     def _last_turn_id(self) -> str | None:
@@ -106,6 +113,8 @@ class RunRegistry:
         self._store = store
         self._runs: dict[str, TurnRun] = {}
         self._started = asyncio.Event()
+        self.taps: list[RunTapFactory] = []
+        """Observers added to every run from now on (`keel.server.run_taps`)."""
 
     def active(self, key: str) -> TurnRun | None:
         """The run of conversation `key`, if one is active."""
@@ -115,7 +124,7 @@ class RunRegistry:
         """Start a run; raises `ConversationBusy` when `key` already has one."""
         if key in self._runs:
             raise ConversationBusy(key)
-        run = TurnRun(key=key, store=self._store, call=call)
+        run = TurnRun(key=key, store=self._store, call=call, taps=self.taps)
         self._runs[key] = run
         run.task.add_done_callback(lambda _task: self._forget(key, run))
         started, self._started = self._started, asyncio.Event()

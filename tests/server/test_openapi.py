@@ -37,6 +37,7 @@ OPERATIONS = {
     ("get", "/v1/admin/plans/anti"),
     ("post", "/v1/admin/plans/maintain"),
     ("get", "/health"),
+    ("get", "/metrics"),
 }
 
 

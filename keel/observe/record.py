@@ -1,0 +1,56 @@
+"""What a tap saw of one run: the committed events, each store commit, each tool start.
+
+Times are epoch seconds from the engine's clock (the events' own `timestamp`s come from
+it too), so a run's spans and measures line up with its log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from keel.events.model import Event
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Commit:
+    """One append to the store: the events stamped together and stored together.
+
+    The recorder stamps a batch once, appends it, folds it and then reports its events;
+    `stamped` is the batch's timestamp and `stored` the time its first event was reported,
+    so `stored - stamped` is the append (plus the fold of those few events).
+    """
+
+    first_seq: int
+    last_seq: int
+    stamped: float
+    stored: float
+
+    @property
+    def seconds(self) -> float:
+        """How long the commit took (never negative)."""
+        return max(0.0, self.stored - self.stamped)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolStart:
+    """A builder tool was about to run (`TurnObserver.tool_started`)."""
+
+    name: str
+    at: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunRecord:
+    """Everything one request's run committed, in log order."""
+
+    conversation_id: str
+    events: tuple[tuple[int, Event], ...]
+    """(seq, event) of every event the run appended."""
+
+    commits: tuple[Commit, ...]
+    tool_starts: tuple[ToolStart, ...]
+    ended_at: float
+    """When the run ended (its last commit was reported, or it failed)."""
+
+    failed: bool = False
+    """The run raised instead of returning (the engine recorded what it could)."""

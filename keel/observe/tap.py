@@ -1,0 +1,142 @@
+"""`TurnTap`: a `TurnObserver` that keeps what a run committed; `Telemetry`: the app's
+metrics and (when configured) tracing, which each finished tap feeds.
+
+A tap does little while the turn runs: it keeps each (seq, event), notes when each batch of
+events was reported stored and when each builder tool started. `finish` turns that into
+spans and metrics after the run, so a slow exporter never slows a turn (the SDK's batch
+processor exports from its own thread).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from opentelemetry import context as otel_context
+
+from keel.events.model import Event
+from keel.ids import Clock
+from keel.observe.genai import OTHER_PROVIDER
+from keel.observe.metrics import TurnMetrics
+from keel.observe.record import Commit, RunRecord, ToolStart
+from keel.observe.tracing import Tracing, TracingConfig
+from keel.observe.turn_spans import SpanOptions, export_run
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
+_log = logging.getLogger("keel.observe")
+
+ProviderOf = Callable[[str, str], str]
+"""(model id, tier) -> the provider's name for `gen_ai.provider.name`."""
+
+
+class TurnTap:
+    """Observes one run; `finish` reports it. Never raises into the engine."""
+
+    def __init__(self, telemetry: Telemetry, conversation_id: str, parent: Context) -> None:
+        self._telemetry = telemetry
+        self._clock = telemetry.clock
+        self._conversation_id = conversation_id
+        self._parent = parent
+        self._events: list[tuple[int, Event]] = []
+        self._commits: list[Commit] = []
+        self._starts: list[ToolStart] = []
+        self._batch: tuple[int, float, float] | None = None
+        """(first seq, stamp, stored at) of the batch being reported."""
+        self._last_seq = -1
+        self._finished = False
+
+    async def event(self, seq: int, event: Event) -> None:
+        """An event was appended; the first of a batch marks when the batch was stored."""
+        # The recorder stamps a batch once and reports it right after appending it.
+        if self._batch is None or event.timestamp != self._batch[1] or seq != self._last_seq + 1:
+            self._close_batch()
+            self._batch = (seq, event.timestamp, self._clock.now().timestamp())
+        self._events.append((seq, event))
+        self._last_seq = seq
+
+    async def text_delta(self, text: str) -> None:
+        """Model text is not kept (the whole reply is in the log)."""
+
+    async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
+        """A builder tool starts now."""
+        self._starts.append(ToolStart(name=name, at=self._clock.now().timestamp()))
+
+    def _close_batch(self) -> None:
+        if self._batch is not None:
+            first, stamped, stored = self._batch
+            self._commits.append(
+                Commit(first_seq=first, last_seq=self._last_seq, stamped=stamped, stored=stored)
+            )
+            self._batch = None
+
+    def finish(self, *, failed: bool = False) -> RunRecord | None:
+        """Report the run to the metrics and the tracer (once); the record, for tests."""
+        if self._finished:
+            return None
+        self._finished = True
+        self._close_batch()
+        record = RunRecord(
+            conversation_id=self._conversation_id,
+            events=tuple(self._events),
+            commits=tuple(self._commits),
+            tool_starts=tuple(self._starts),
+            ended_at=self._clock.now().timestamp(),
+            failed=failed,
+        )
+        self._telemetry.report(record, self._parent)
+        return record
+
+
+class Telemetry:
+    """An app's metrics (always) and tracing (when `tracing` is configured)."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        tracing: TracingConfig | None = None,
+        in_progress: Callable[[], int] = lambda: 0,
+    ) -> None:
+        self.clock = clock
+        self.config = tracing
+        self.metrics = TurnMetrics(now=lambda: clock.now().timestamp(), in_progress=in_progress)
+        self.tracing: Tracing | None = None
+        self._options = SpanOptions(agent="keel", provider_of=lambda _m, _t: OTHER_PROVIDER)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *, clock: Clock) -> Telemetry:
+        """Metrics, plus tracing when the standard OTLP variables configure it."""
+        return cls(clock=clock, tracing=TracingConfig.from_env(env))
+
+    def open(self, *, agent: str, provider_of: ProviderOf) -> None:
+        """Start tracing (when configured) for the served agent."""
+        capture = self.config.capture_content if self.config is not None else False
+        self._options = SpanOptions(agent=agent, provider_of=provider_of, capture_content=capture)
+        if self.config is not None and self.tracing is None:
+            self.tracing = Tracing(self.config)
+
+    def tap(self, conversation_id: str) -> TurnTap:
+        """A tap for one run; spans go under the current context (the request's span)."""
+        return TurnTap(self, conversation_id, otel_context.get_current())
+
+    def report(self, record: RunRecord, parent: Context) -> None:
+        """Feed the metrics and export the spans of one finished run."""
+        try:
+            self.metrics.observe(record)
+            if self.tracing is not None:
+                export_run(self.tracing.tracer, self._options, record, parent)
+        except Exception:  # telemetry must never fail a turn
+            _log.exception("recording telemetry for conversation %s", record.conversation_id)
+
+    def flush(self) -> bool:
+        """Export the spans ended so far (tests, shutdown)."""
+        return self.tracing.flush() if self.tracing is not None else True
+
+    def close(self) -> None:
+        """Export what is left and stop tracing."""
+        if self.tracing is not None:
+            self.tracing.close()
+            self.tracing = None

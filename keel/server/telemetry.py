@@ -1,0 +1,161 @@
+"""The server's side of telemetry: the request span, the run taps, and `GET /metrics`.
+
+`install_telemetry(app, telemetry)` adds the request-span middleware (which does nothing
+while tracing is off) and the `/metrics` route (scope `admin`, Prometheus' text format);
+`attach_telemetry` (from the lifespan, once the agent is loaded) starts tracing when it is
+configured and adds a tap to every run, whose spans hang under the request's span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import Response
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from keel.events.model import Event
+from keel.observe.metrics import METRICS_CONTENT_TYPE
+from keel.observe.providers import provider_lookup
+from keel.observe.tap import Telemetry, TurnTap
+from keel.observe.tracing import TracingConfig
+from keel.server.deps import AdminKey
+from keel.server.errors import ERROR_RESPONSES
+from keel.server.feed import RunOutcome
+from keel.server.runtime import ServerNotReady, ServerRuntime
+
+if TYPE_CHECKING:
+    from keel.server.run_taps import RunTap
+
+router = APIRouter(tags=["admin"], responses=ERROR_RESPONSES)
+
+
+def _telemetry(request: Request) -> Telemetry:
+    telemetry: Telemetry = request.app.state.telemetry
+    return telemetry
+
+
+TelemetryDep = Annotated[Telemetry, Depends(_telemetry)]
+
+
+class _ServerTap:
+    """A `TurnTap` as a run tap: the run's outcome says whether it failed."""
+
+    def __init__(self, tap: TurnTap) -> None:
+        self._tap = tap
+
+    async def event(self, seq: int, event: Event) -> None:
+        await self._tap.event(seq, event)
+
+    async def text_delta(self, text: str) -> None:
+        await self._tap.text_delta(text)
+
+    async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
+        await self._tap.tool_started(name, arguments)
+
+    def finished(self, outcome: RunOutcome) -> None:
+        self._tap.finish(failed=outcome.failure is not None)
+
+
+def server_telemetry(runtime: ServerRuntime, tracing: TracingConfig | None) -> Telemetry:
+    """The app's telemetry: metrics, and tracing when `tracing` is given."""
+
+    def running() -> int:
+        try:
+            return sum(1 for _ in runtime.runs)
+        except ServerNotReady:
+            return 0
+
+    return Telemetry(clock=runtime.clock, tracing=tracing, in_progress=running)
+
+
+def attach_telemetry(telemetry: Telemetry, runtime: ServerRuntime) -> None:
+    """Start tracing for the opened runtime's agent and tap every run from now on."""
+    telemetry.open(agent=runtime.agent_id, provider_of=provider_lookup(runtime.definition))
+
+    def tap(key: str) -> RunTap:
+        return _ServerTap(telemetry.tap(key))
+
+    runtime.runs.taps.append(tap)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+class TraceRequests:
+    """ASGI middleware: a server span per HTTP request, the parent of its turns' spans.
+
+    The incoming `traceparent` (W3C trace context) is continued. The span is named
+    `{method} {route}` once the route is known (`{method}` for unmatched paths).
+    """
+
+    def __init__(self, app: ASGIApp, *, telemetry: Telemetry) -> None:
+        self.app = app
+        self.telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        tracing = self.telemetry.tracing
+        if scope["type"] != "http" or tracing is None:
+            await self.app(scope, receive, send)
+            return
+        clock = self.telemetry.clock
+        method = scope.get("method", "GET")
+        parent = propagate.extract(_headers(scope))
+        span = tracing.tracer.start_span(
+            method,
+            context=parent,
+            kind=SpanKind.SERVER,
+            attributes={
+                "http.request.method": method,
+                "url.path": scope.get("path", ""),
+                "url.scheme": scope.get("scheme", "http"),
+                "network.protocol.version": scope.get("http_version", "1.1"),
+            },
+            start_time=int(clock.now().timestamp() * 1e9),
+        )
+        status: list[int] = []
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+                span.set_attribute("http.response.status_code", status[0])
+            await send(message)
+
+        token = otel_context.attach(trace.set_span_in_context(span, parent))
+        try:
+            await self.app(scope, receive, sending)
+        except BaseException as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
+        finally:
+            otel_context.detach(token)
+            route = getattr(scope.get("route"), "path", None)
+            if isinstance(route, str):
+                span.set_attribute("http.route", route)
+                span.update_name(f"{method} {route}")
+            if status and status[0] >= 500:
+                span.set_status(Status(StatusCode.ERROR))
+            span.end(end_time=int(clock.now().timestamp() * 1e9))
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {METRICS_CONTENT_TYPE: {}}, "description": "The metrics."}},
+)
+async def metrics(_principal: AdminKey, telemetry: TelemetryDep) -> Response:
+    """Prometheus metrics of this process (text exposition format); scope `admin`."""
+    return Response(telemetry.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
+
+
+def install_telemetry(app: FastAPI, telemetry: Telemetry) -> None:
+    """Add the request-span middleware and the `/metrics` route to `app`."""
+    app.state.telemetry = telemetry
+    app.add_middleware(TraceRequests, telemetry=telemetry)
+    app.include_router(router)
