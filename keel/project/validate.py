@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from keel.project.definition import AgentDefinition, Skill
 from keel.project.references import check_embeddings
+from keel.project.step_tools import check_step_tools_offered
 from keel.project.validate_memory import (
     check_gazetteers,
     check_response_memory,
@@ -44,6 +45,7 @@ def validate_definition(definition: AgentDefinition, catalog: ToolCatalog) -> li
         out.extend(_targets(definition, skill))
         out.extend(_tier(definition, skill))
         out.extend(_after_confirmation(definition, skill))
+        out.extend(check_step_tools_offered(skill))
         out.extend(check_skill_memory(definition, skill))
     out.extend(check_response_memory(definition))
     out.extend(check_embeddings(definition.config.references, definition.integrations))

@@ -177,3 +177,41 @@ def test_a_generic_type_hint_names_the_authors_class(tmp_path: Path) -> None:
     message = _message(found, "tool.definition.invalid")
     assert message == "parameter 'thing': unsupported annotation `Weird`"
     assert "keel_project_tools" not in message
+
+
+# An effectful tool run by an `execute_tool` step is also offered to the model, unless a
+# `requires:` gate closes it (Mantle's rule): `keel validate` warns.
+
+UNGATED = ('  - lookup_order:\n      requires: "session.orders.order_id"\n', "")
+
+
+def test_an_ungated_effectful_step_tool_warns(tmp_path: Path) -> None:
+    project = _project(tmp_path, {SKILL: ("tool_constraints:\n" + UNGATED[0], "")})
+    code, found, _ = _validate(project)
+    assert code == 0, json.dumps(found, indent=1)
+    (warning,) = [d for d in found if d["code"] == "tool.step_tool_offered"]
+    assert (warning["file"], warning["line"], warning["severity"]) == (SKILL, 12, "warning")
+    assert warning["message"] == (
+        "execute_tool `lookup_order`: the model is offered this tool too while skill `orders` "
+        "is active, and it is effectful (no contract: `write`); close it with a "
+        "tool_constraints `requires:` only the block opens (a flag it sets just before this "
+        'step), or declare effect="read_only" if it changes nothing'
+    )
+
+
+def test_a_gated_or_read_only_step_tool_does_not_warn(tmp_path: Path) -> None:
+    gated = _project(tmp_path / "gated", {})
+    _, found, _ = _validate(gated)
+    assert not [d for d in found if d["code"] == "tool.step_tool_offered"]
+    read_only = _project(
+        tmp_path / "read_only",
+        {
+            SKILL: ("tool_constraints:\n" + UNGATED[0], ""),
+            TOOLS: (
+                '@tool(description="Look up an order.")',
+                '@tool(description="Look up an order.", effect="read_only")',
+            ),
+        },
+    )
+    _, found, _ = _validate(read_only)
+    assert not [d for d in found if d["code"] == "tool.step_tool_offered"]

@@ -20,7 +20,10 @@ def _read(name: str) -> dict[str, Any]:
     return data
 
 
-@tool(description="Load the profile of the signed-in customer at the start of a conversation.")
+@tool(
+    description="Load the profile of the signed-in customer at the start of a conversation.",
+    effect="read_only",
+)
 async def load_profile(customer_id: str, *, context: ToolContext) -> ToolResult:
     """Copy name and plan of a known account into project memory.
 

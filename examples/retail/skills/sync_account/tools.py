@@ -8,7 +8,10 @@ from skills._shared.shop import profile
 from keel.tools import ToolContext, ToolResult, tool
 
 
-@tool(description="Reload the signed-in customer's profile into memory after a change.")
+@tool(
+    description="Reload the signed-in customer's profile into memory after a change.",
+    effect="read_only",
+)
 async def load_account(*, context: ToolContext) -> ToolResult:
     """Addresses, payment methods (with gift card balances) and order statuses as they are now."""
     user_id = context.memory.get("project.user_id")

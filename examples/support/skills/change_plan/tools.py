@@ -31,7 +31,10 @@ async def run_after_setting_new_plan(context: ToolContext) -> ToolResult:
     return ToolResult(llm_response={"new_plan": plan["name"], "monthly_price": price})
 
 
-@tool(description="List the broadband plans Brightwave sells, with speeds and monthly prices.")
+@tool(
+    description="List the broadband plans Brightwave sells, with speeds and monthly prices.",
+    effect="read_only",
+)
 async def list_plans(*, context: ToolContext) -> ToolResult:
     """All plans, marking the customer's current one."""
     current = context.memory.get("project.plan_id")

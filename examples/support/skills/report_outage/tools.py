@@ -34,7 +34,10 @@ async def run_after_setting_postcode(context: ToolContext) -> ToolResult:
     return ToolResult(llm_response={"postcode": "accepted"})
 
 
-@tool(description="Check the broadband network status for the area of a postcode.")
+@tool(
+    description="Check the broadband network status for the area of a postcode.",
+    effect="read_only",
+)
 async def check_area_status(postcode: str, *, context: ToolContext) -> ToolResult:
     """Look up known faults for the postcode's area.
 

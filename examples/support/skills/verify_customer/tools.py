@@ -35,7 +35,7 @@ async def run_after_setting_account_number(context: ToolContext) -> ToolResult:
     return ToolResult(llm_response={"account_number": "looks valid"})
 
 
-@tool(description="Check the customer's account number and security PIN.")
+@tool(description="Check the customer's account number and security PIN.", effect="read_only")
 async def verify_identity(account_number: str, pin: str, *, context: ToolContext) -> ToolResult:
     """Verify the customer; on success they count as verified for the rest of the session.
 
