@@ -283,13 +283,18 @@ def llm_writable(definition: AgentDefinition, skill: Skill, mode: CallMode) -> t
 def builder_offers(
     definition: AgentDefinition, state: ConversationState, skill: Skill
 ) -> list[Offer]:
-    """The active skill's tools whose `requires` holds now (closed hides)."""
+    """The active skill's tools whose `requires` holds now (closed hides), by name."""
     # The model cannot call what it cannot see: a false `requires` removes the tool (§5.6).
     return [
         Offer(name=name, description=tool.description, parameters=tool.parameters)
         for name, tool in sorted(skill.tools.items())
         if tool_gate(definition, state, skill, name) is Outcome.TRUE
     ]
+
+
+def _gated_tools(skill: Skill) -> frozenset[str]:
+    """The skill's tools with a `requires` constraint."""
+    return frozenset(c.tool for c in skill.document.tool_constraints if c.requires is not None)
 
 
 def offered_tools(
@@ -313,22 +318,31 @@ def offered_tools(
             offers.append(activate_offer(targets, collecting))
         offers += [_STATIC[SEARCH_KNOWLEDGE], _STATIC[CANNOT_HELP]]
         return tuple(offers + ([_STATIC[RESOLVE]] if pending else []))
+    # What changes least comes first (the skill's ungated tools, then the framework tools
+    # that hold while the skill is active), what changes most last (gated tools, activate's
+    # targets, the entry being collected, listen or resolve), so consecutive requests share
+    # a long prefix a provider can cache.
+    builders = (
+        [o for o in builder_offers(definition, state, skill) if o.name not in mode.withheld]
+        if skill is not None
+        else []
+    )
+    gated = _gated_tools(skill) if skill is not None else frozenset()
+    offers += [o for o in builders if o.name not in gated]
     if skill is not None:
-        offers += [
-            o for o in builder_offers(definition, state, skill) if o.name not in mode.withheld
-        ]
-    if targets:
-        offers.append(activate_offer(targets, collecting))
-    if skill is not None:
-        if llm_writable(definition, skill, mode):
-            offers.append(_STATIC[SET_FIELDS])
-        if skill.document.has_prose and top_block(state) is None:
-            offers.append(complete_offer(skill))
         offers.append(_STATIC[CANCEL_SKILL])
     if mode.has_knowledge:  # with a knowledge base, cannot_help waits for a search (§7.5)
         offers.append(_STATIC[SEARCH_KNOWLEDGE])
     else:
         offers.append(_STATIC[CANNOT_HELP])
+    offers += [o for o in builders if o.name in gated]
+    if skill is not None:
+        if skill.document.has_prose and top_block(state) is None:
+            offers.append(complete_offer(skill))
+        if llm_writable(definition, skill, mode):
+            offers.append(_STATIC[SET_FIELDS])
+    if targets:
+        offers.append(activate_offer(targets, collecting))
     # While a confirmation is pending, listen is withheld and the resolve tool offered (§5.6).
     offers.append(_STATIC[RESOLVE] if pending else _STATIC[LISTEN])
     return tuple(offers)
