@@ -136,14 +136,16 @@ def _parse(files: ProjectFiles, env: Mapping[str, str], out: list[Diagnostic]) -
         memory=_memory(files, reserved, out),
         responses=_responses(files, out),
         documents=_documents(files, out),
-        endpoints=_endpoints(files, out),
+        endpoints=_endpoints(files, env, out),
     )
 
 
-def _endpoints(files: ProjectFiles, out: list[Diagnostic]) -> EndpointsConfig:
+def _endpoints(
+    files: ProjectFiles, env: Mapping[str, str], out: list[Diagnostic]
+) -> EndpointsConfig:
     if files.endpoints is None:
         return EndpointsConfig()
-    config, diagnostics = read_endpoints(files.endpoints.text, files.endpoints.rel)
+    config, diagnostics = read_endpoints(files.endpoints.text, files.endpoints.rel, env)
     out.extend(diagnostics)
     return config
 

@@ -1,15 +1,18 @@
 """`endpoints.yml`: the Rasa platform file some Mantle projects still ship (spec §1.1).
 
-Pure: the input is what `keel.source.yaml.load_yaml` returned for the file. Keel reads one
-block of it, `nlg:` (Rasa's contextual response rephraser), and says for every other
-block what Keel does instead, since none of them is consumed:
+Pure: the input is what `keel.source.yaml.load_yaml` returned for the file (and the
+environment, for `${VAR}`s in `event_broker`). Keel reads two blocks of it, `nlg:` (Rasa's
+contextual response rephraser) and `event_broker:` (`keel.project.event_broker`), and
+says for every other block what Keel does instead, since none of them is consumed:
 
 * `nlg: {type: rephrase}` turns the rephraser on; with `rephrase_all: true` every named
   response is rephrased (a variant opts out with `metadata.rephrase: false`), without it
   only variants with `metadata.rephrase: true` are (as they are with no endpoints.yml at
   all, Mantle's rule). Rephrase calls use the router tier (`keel.loop.rephrase`).
-* `tracker_store`, `event_broker`, `action_endpoint`, `lock_store`, `models`,
-  `model_groups`, `vector_store`: an info or warning diagnostic naming Keel's own part.
+* `event_broker: {type: pika, url: ...}` publishes every committed event to RabbitMQ
+  (`endpoints.event_broker.used`, info); another type is a warning and is not used.
+* `tracker_store`, `action_endpoint`, `lock_store`, `models`, `model_groups`,
+  `vector_store`: an info or warning diagnostic naming Keel's own part.
 * any other block: a warning (`endpoints.unknown_key`).
 
 Nothing in this file can refuse a project: every finding is a warning or a note, since the
@@ -20,8 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
+from keel.project.event_broker import EventBrokerConfig, parse_event_broker
 from keel.source.diagnostics import Diagnostic, Severity
 from keel.source.reporter import Reporter, key_line
 from keel.source.yaml import load_yaml, type_name
@@ -55,11 +60,6 @@ _BLOCKS: Mapping[str, tuple[Severity, str]] = {
         "info",
         "Keel serialises each conversation with its own per-conversation locks; "
         "the lock store is not used",
-    ),
-    "event_broker": (
-        "warning",
-        "Keel publishes no events to a broker; read the event log through the API and its "
-        "live feed instead",
     ),
     "action_endpoint": (
         "warning",
@@ -99,6 +99,8 @@ class EndpointsConfig:
     present: bool = False
     """The project has an endpoints.yml."""
     nlg: NlgConfig = field(default_factory=NlgConfig)
+    event_broker: EventBrokerConfig | None = None
+    """The RabbitMQ broker committed events are published to (`type: pika`), if any."""
 
     @property
     def rephrase_all(self) -> bool:
@@ -106,7 +108,9 @@ class EndpointsConfig:
         return self.nlg.rephrase and self.nlg.rephrase_all
 
 
-def read_endpoints(text: str, file: str = FILE) -> tuple[EndpointsConfig, list[Diagnostic]]:
+def read_endpoints(
+    text: str, file: str = FILE, env: Mapping[str, str] = MappingProxyType({})
+) -> tuple[EndpointsConfig, list[Diagnostic]]:
     """Parse the text of `endpoints.yml`: never raises, never an error diagnostic (a YAML
     syntax error is reported as a warning and the file is then ignored)."""
     data, diagnostics = load_yaml(text, file)
@@ -115,10 +119,12 @@ def read_endpoints(text: str, file: str = FILE) -> tuple[EndpointsConfig, list[D
         return EndpointsConfig(present=True), [
             replace(d, severity="warning", message=d.message + note) for d in diagnostics
         ]
-    return parse_endpoints(data, file)
+    return parse_endpoints(data, file, env)
 
 
-def parse_endpoints(data: Any, file: str = FILE) -> tuple[EndpointsConfig, list[Diagnostic]]:
+def parse_endpoints(
+    data: Any, file: str = FILE, env: Mapping[str, str] = MappingProxyType({})
+) -> tuple[EndpointsConfig, list[Diagnostic]]:
     """Parse loaded `endpoints.yml` data (None: an empty file)."""
     r = Reporter(file)
     if data is None:
@@ -128,17 +134,20 @@ def parse_endpoints(data: Any, file: str = FILE) -> tuple[EndpointsConfig, list[
         r.warning("endpoints.not_mapping", key_line(data, 0), message)
         return EndpointsConfig(present=True), r.diagnostics
     nlg = NlgConfig()
+    broker: EventBrokerConfig | None = None
     for key, value in data.items():
         line = key_line(data, key)
         if key == "nlg":
             nlg = _nlg(r, value, line)
+        elif key == "event_broker":
+            broker = parse_event_broker(r, value, line, env) if value is not None else None
         elif key in _BLOCKS:
             severity, instead = _BLOCKS[key]
             r.add("endpoints.not_used", line, f"`{key}`: {instead}", key=key, severity=severity)
         else:
             message = f"unknown block `{key}` in endpoints.yml is ignored"
             r.warning("endpoints.unknown_key", line, message, key=str(key))
-    return EndpointsConfig(present=True, nlg=nlg), r.diagnostics
+    return EndpointsConfig(present=True, nlg=nlg, event_broker=broker), r.diagnostics
 
 
 def _nlg(r: Reporter, value: object, line: int | None) -> NlgConfig:

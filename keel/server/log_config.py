@@ -116,4 +116,8 @@ def server_log_config(level: str, log_format: LogFormat = "text") -> dict[str, A
         "level": level.upper(),
         "propagate": False,
     }
+    # The AMQP client's own lines would bypass these handlers (no JSON, no request id), and
+    # keel.broker already reports each broker failure with its cause: only its worst pass.
+    for name, floor in (("aio_pika", "WARNING"), ("aiormq", "CRITICAL")):
+        config["loggers"][name] = {"handlers": ["keel"], "level": floor, "propagate": False}
     return config

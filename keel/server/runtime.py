@@ -3,9 +3,11 @@
 Opened by the app's lifespan: loads the agent, connects its MCP servers (an unreachable
 server or a missing imported tool stops the start with `DefinitionError`), opens the store,
 builds the engine (with the injected `engine_factory`, or from `settings.model`) and picks
-the plan cache store (the engine's, else one beside the event store). Closed on
-shutdown: running turns are cancelled (and recorded as cancelled), then the MCP servers
-(local server processes stop) and the store are closed.
+the plan cache store (the engine's, else one beside the event store). With an
+`event_broker` in endpoints.yml the engine's store is a `PublishingStore`: every commit is
+offered to the broker's publisher (`keel.broker`). Closed on shutdown: running turns are
+cancelled (and recorded as cancelled), the broker's queue is flushed (for a few seconds
+at most), then the MCP servers (local server processes stop) and the store are closed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from keel.broker import EventPublisher, PublishingStore
 from keel.errors import DefinitionError, KeelError
 from keel.ids import Clock, IdSource, SystemClock, UuidSource
 from keel.loop.engine import Engine
@@ -61,6 +64,8 @@ class _Open:
     mcp: McpRuntime | None = None
     warming: asyncio.Task[None] | None = None
     """The offline router's skill index being built at startup, when turns will use it."""
+    publisher: EventPublisher | None = None
+    """The event broker's publisher (`event_broker` in endpoints.yml), if any."""
 
 
 def _start_warming(engine: Engine) -> asyncio.Task[None] | None:
@@ -76,6 +81,17 @@ async def _warm(engine: Engine) -> None:
         await warm_router(engine.router, engine.definition)
     except Exception as exc:  # the first routed message will report it
         log.warning("could not prepare the offline router: %s", exc)
+
+
+def _publisher(definition: AgentDefinition) -> EventPublisher | None:
+    """The publisher for `event_broker: {type: pika}` in endpoints.yml, not yet started."""
+    config = definition.endpoints.event_broker
+    if config is None:
+        return None
+    from keel.broker.amqp import AmqpTransport  # lazy: aio-pika only for agents with a broker
+
+    transport = AmqpTransport(config, agent_id=definition.config.id or definition.root.name)
+    return EventPublisher(transport, capacity=config.queue_size)
 
 
 def plan_store_beside(plans: PlanCascade | None, store: EventStore) -> PlanStore:
@@ -125,8 +141,10 @@ class ServerRuntime:
             if mcp is not None:
                 await mcp.close()
             raise
+        publisher = _publisher(definition)
+        engine_store = store if publisher is None else PublishingStore(store, publisher)
         try:
-            engine = self._engine_factory(definition, store)
+            engine = self._engine_factory(definition, engine_store)
         except BaseException:
             await store.close()
             if mcp is not None:
@@ -141,7 +159,10 @@ class ServerRuntime:
             plan_store=plan_store_beside(engine.plans, store),
             mcp=mcp,
             warming=_start_warming(engine),
+            publisher=publisher,
         )
+        if publisher is not None:
+            publisher.start()
 
     async def _open_mcp(self, definition: AgentDefinition) -> McpRuntime | None:
         """Connect the startup MCP servers (the SDK is imported only for agents using MCP)."""
@@ -162,6 +183,8 @@ class ServerRuntime:
                 with contextlib.suppress(asyncio.CancelledError):
                     await current.warming
             await current.runs.shutdown()
+            if current.publisher is not None:  # after the cancelled turns' last commits
+                await current.publisher.close()
             if current.mcp is not None:
                 await current.mcp.close()
             await current.store.close()
@@ -190,6 +213,11 @@ class ServerRuntime:
     def plan_store(self) -> PlanStore:
         """The plan cache store (admin endpoints, `keel.server.plans_api`)."""
         return self._get().plan_store
+
+    @property
+    def broker(self) -> EventPublisher | None:
+        """The event broker's publisher and its counters (`stats`), if one is configured."""
+        return self._get().publisher
 
     @property
     def runs(self) -> RunRegistry:

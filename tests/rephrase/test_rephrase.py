@@ -124,7 +124,7 @@ HARBOUR_DIAGNOSTICS = [
     ("endpoints.yml", 3, "endpoints.nlg.rephrase_marked", "info"),
     ("endpoints.yml", 4, "endpoints.nlg.not_used", "info"),
     ("endpoints.yml", 6, "endpoints.not_used", "info"),
-    ("endpoints.yml", 10, "endpoints.not_used", "warning"),
+    ("endpoints.yml", 10, "endpoints.event_broker.used", "info"),
     ("endpoints.yml", 13, "endpoints.not_used", "warning"),
     ("endpoints.yml", 15, "endpoints.not_used", "info"),
     ("endpoints.yml", 17, "endpoints.unknown_key", "warning"),
