@@ -11,12 +11,22 @@ to JSON on append and decoded on read, as a database would), since the peers kee
 by default. `make(scenario, store="sqlite")` uses a SQLite file instead (one file for all
 runs, a new conversation per run). Clock and ids are the engine's defaults (system clock,
 uuid4), as in production.
+
+`make(scenario, telemetry=True)` runs Keel with tracing and metrics on, as `keel run` does
+with `OTEL_EXPORTER_OTLP_ENDPOINT` set: each run inside a server span (the request's), a
+`TurnTap` as the engine's observer, its spans exported by the SDK's batch processor over
+OTLP/HTTP to a receiver in another process (otlp_sink.py), its events counted in the
+Prometheus metrics. The spans the receiver decoded are counted at `close`.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from scenarios import ANSWER, TOOL_NAME, USER_TEXT, Outcome, Scenario
 
@@ -55,15 +65,37 @@ def outcome(result: TurnResult) -> Outcome:
 class KeelCase:
     """Keel running one scenario."""
 
-    def __init__(self, scenario: Scenario, store: str = "memory") -> None:
+    def __init__(self, scenario: Scenario, store: str = "memory", telemetry: bool = False) -> None:
         self.scenario = scenario
         self.store_kind = store
+        self.telemetry: Any = None
+        self._sink: subprocess.Popen[str] | None = None
+        self.received: dict[str, int] = {}
         self.definition = load_definition(AGENT)
         self.script = replies(scenario)
         self.conversations = 0
         self.engine: Engine | None = None
         self._store: EventStore | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if telemetry:
+            self._open_telemetry()
+
+    def _open_telemetry(self) -> None:
+        from keel.ids import SystemClock
+        from keel.observe.providers import provider_lookup
+        from keel.observe.tap import Telemetry
+        from keel.observe.tracing import TracingConfig
+
+        sink = Path(__file__).resolve().parent / "otlp_sink.py"
+        self._sink = subprocess.Popen(
+            [sys.executable, str(sink)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self._sink.stdout is not None
+        base = self._sink.stdout.readline().strip()
+        tracing = TracingConfig(endpoint=f"{base}/v1/traces", service_name="keel-bench")
+        self.telemetry = Telemetry(clock=SystemClock(), tracing=tracing)
+        agent = self.definition.config.id or "keel_agent"
+        self.telemetry.open(agent=agent, provider_of=provider_lookup(self.definition))
 
     async def _open_store(self) -> EventStore:
         if self.store_kind == "memory":
@@ -91,19 +123,40 @@ class KeelCase:
 
     async def run(self) -> TurnResult:
         assert self.engine is not None, "prepare() first"
-        return await self.engine.handle(self._conversation, USER_TEXT)
+        if self.telemetry is None:
+            return await self.engine.handle(self._conversation, USER_TEXT)
+        return await self._run_traced()
+
+    async def _run_traced(self) -> TurnResult:
+        from opentelemetry.trace import SpanKind
+
+        assert self.engine is not None and self.telemetry is not None
+        tracer = self.telemetry.tracing.tracer
+        route = "POST /v1/conversations/{conversation_id}/messages"
+        with tracer.start_as_current_span(route, kind=SpanKind.SERVER):
+            tap = self.telemetry.tap(self._conversation)
+            result = await self.engine.handle(self._conversation, USER_TEXT, observer=tap)
+            tap.finish()
+        return result
 
     def outcome(self, result: object) -> Outcome:
         assert isinstance(result, TurnResult)
         return outcome(result)
 
     async def close(self) -> None:
+        if self.telemetry is not None:
+            self.telemetry.close()  # exports what is left
+        if self._sink is not None:
+            out, _ = self._sink.communicate("")
+            self.received = json.loads(out.strip().splitlines()[-1])
+            print(f"keel, telemetry on: the receiver decoded {self.received}", file=sys.stderr)
         if self._store is not None:
             await self._store.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
 
-def make(scenario: Scenario, store: str = "memory") -> KeelCase:
-    """Keel, ready to run `scenario` over `store` (`memory` or `sqlite`)."""
-    return KeelCase(scenario, store)
+def make(scenario: Scenario, store: str = "memory", telemetry: bool = False) -> KeelCase:
+    """Keel, ready to run `scenario` over `store` (`memory` or `sqlite`), with tracing and
+    metrics on when `telemetry`."""
+    return KeelCase(scenario, store, telemetry)

@@ -2,7 +2,7 @@
 
     python bench/peers/run.py [--runs 200] [--warmup 20] [--block 10] [--rss-runs 100]
                               [--import-repeats 5] [--cases floor,keel,...]
-                              [--write bench/RESULTS.md]
+                              [--telemetry] [--write bench/RESULTS.md]
 
 Each framework runs the same two scenarios (scenarios.py) with a scripted, zero-latency
 model: "support" (two tool calls, then the answer: 3 model round trips) and "long" (ten
@@ -19,6 +19,8 @@ tool calls, then the answer: 11). The floor is a hand-written loop (case_floor.p
    split by stage from a profile (keel_profile.py).
 
 It prints the table and, with `--write`, puts it in the "Peers" section of the file.
+`--telemetry` adds the row "keel, telemetry on": Keel with tracing and metrics on, spans
+exported over OTLP/HTTP to a receiver in another process (case_keel.py, otlp_sink.py).
 Standard library only: any Python 3.11 can run it.
 """
 
@@ -58,6 +60,9 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--profile-runs", type=int, default=40, help="Keel profile runs")
     parser.add_argument("--cases", help="comma-separated case labels (default: all)")
     parser.add_argument("--write", type=Path, help="update the Peers section of this file")
+    parser.add_argument(
+        "--telemetry", action="store_true", help="add Keel with tracing and metrics on"
+    )
     return parser.parse_args(argv)
 
 
@@ -86,6 +91,8 @@ def _timings(options: argparse.Namespace) -> dict[str, object]:
     args += ["--block", str(options.block), "--profile-runs", str(options.profile_runs)]
     if options.cases:
         args += ["--cases", options.cases]
+    if options.telemetry:
+        args.append("--telemetry")
     done = subprocess.run([str(PYTHON), *args], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if done.returncode != 0:
         raise SystemExit("timing.py failed (its errors are above)")
@@ -158,7 +165,7 @@ def section(
     load: tuple[float, float],
 ) -> str:
     """The body of the Peers section."""
-    specs = by_label(options.cases)
+    specs = by_label(options.cases, options.telemetry)
     timings = results["timings"]
     where = (
         f"Measured on {time.strftime('%Y-%m-%d')}: {_machine()}; other work ran on the "
@@ -192,7 +199,7 @@ def main(argv: list[str]) -> int:
     options = _options(argv)
     subprocess.run(["bash", str(HERE / "setup.sh")], check=True)
     before = os.getloadavg()[0]
-    specs = by_label(options.cases)
+    specs = by_label(options.cases, options.telemetry)
     probes: dict[str, Probe] = {}
     for label in ["python", *(s.label for s in specs if s in MAIN)]:
         print(f"probing {label}...", file=sys.stderr)

@@ -1,7 +1,7 @@
 """Timing child of `run.py`: every case side by side in one process, runs interleaved.
 
     bench/peers/.venv/bin/python bench/peers/timing.py [--runs 200] [--warmup 20]
-        [--block 10] [--cases floor,keel,...] [--profile-runs 40]
+        [--block 10] [--cases floor,keel,...] [--profile-runs 40] [--telemetry]
 
 For each scenario, every case is built once (graph compiled, agent made, project loaded),
 warmed up, then timed in blocks of `--block` runs: block after block, each block going
@@ -112,8 +112,9 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--cases", help="comma-separated labels (default: all)")
     parser.add_argument("--scenarios", default="support,long")
     parser.add_argument("--profile-runs", type=int, default=40, help="0: no Keel profile")
+    parser.add_argument("--telemetry", action="store_true", help="add Keel, telemetry on")
     options = parser.parse_args(argv)
-    specs = by_label(options.cases)
+    specs = by_label(options.cases, options.telemetry)
     out: dict[str, object] = {"versions": versions(specs), "timings": {}, "keel_profile": {}}
     for name in options.scenarios.split(","):
         scenario = SCENARIOS[name]

@@ -255,6 +255,9 @@ class _Builder:
             attributes=attributes,
             start_time=_ns(turn.started.timestamp),
         )
+        if not span.is_recording():  # not sampled (OTEL_TRACES_SAMPLER): nothing under it
+            span.end()
+            return
         if stop == "error" or (self.record.failed and ended is None):
             span.set_status(Status(StatusCode.ERROR, f"turn stopped: {stop}"))
         self._decisions(span, turn)

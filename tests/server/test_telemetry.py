@@ -156,6 +156,22 @@ async def test_without_an_endpoint_nothing_is_traced(
     assert receiver.requests == 0
 
 
+async def test_the_standard_sampler_variables_are_honoured(
+    tmp_path: Path, receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")  # the SDK reads it
+    tracing = TracingConfig(endpoint=receiver.traces_url)
+    async with traced_app(tmp_path, ScriptedModel(OUTAGE_SCRIPT), tracing=tracing) as app:
+        reply = await app.client.post(
+            "/v1/conversations/c1/messages", json={"text": "my internet is down"}, headers=ALICE
+        )
+        assert reply.status_code == 200
+        assert app.telemetry.flush()
+        scraped = await app.client.get("/metrics", headers=ROOT_KEY)
+    assert receiver.spans == []
+    assert 'keel_turns_total{stop_reason="end_turn"} 2.0' in scraped.text  # still counted
+
+
 def test_the_env_variables_configure_the_exporter() -> None:
     base = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"}
     config = TracingConfig.from_env(base)

@@ -1,0 +1,84 @@
+"""`TurnMetrics` counts what a run's events say; read back with prometheus_client's parser."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from keel.events.model import Event, PlanCacheDecided, ToolCallRefused, TurnEnded, TurnStarted
+from keel.observe.metrics import TurnMetrics
+from keel.observe.record import Commit, RunRecord
+
+
+def _record(events: list[Event], *, failed: bool = False) -> RunRecord:
+    return RunRecord(
+        conversation_id="alice/c1",
+        events=tuple((seq, event) for seq, event in enumerate(events, start=1)),
+        commits=(Commit(first_seq=1, last_seq=len(events), stamped=10.0, stored=10.25),),
+        tool_starts=(),
+        ended_at=10.25,
+        failed=failed,
+    )
+
+
+def _samples(metrics: TurnMetrics) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    text = metrics.exposition().decode("utf-8")
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+def test_plan_cache_decisions_are_counted_by_layer_hit_and_reason() -> None:
+    metrics = TurnMetrics(now=lambda: 10.25)
+    metrics.observe(
+        _record(
+            [
+                TurnStarted(turn_id="t1", timestamp=10.0),
+                PlanCacheDecided(layer="l0", hit=False, reason="no_entry", timestamp=10.0),
+                PlanCacheDecided(layer="l1", hit=True, reason="hit", timestamp=10.0),
+                PlanCacheDecided(layer="record", hit=False, reason="recorded", timestamp=10.0),
+                ToolCallRefused(
+                    tool_name="made_up",
+                    arguments="{}",
+                    code="tool.not_offered",
+                    message="no such tool",
+                    tool_call_id="c1",
+                    timestamp=10.0,
+                ),
+                TurnEnded(turn_id="t1", stop_reason="end_turn", timestamp=10.0),
+            ]
+        )
+    )
+    got = _samples(metrics)
+    decisions = "keel_plan_cache_decisions_total"
+    assert (
+        got[(decisions, frozenset({"layer": "l0", "hit": "false", "reason": "no_entry"}.items()))]
+        == 1
+    )
+    assert got[(decisions, frozenset({"layer": "l1", "hit": "true", "reason": "hit"}.items()))] == 1
+    assert (
+        got[
+            (
+                decisions,
+                frozenset({"layer": "record", "hit": "false", "reason": "recorded"}.items()),
+            )
+        ]
+        == 1
+    )
+    assert (
+        got[("keel_tool_calls_refused_total", frozenset({"code": "tool.not_offered"}.items()))] == 1
+    )
+    # The turn lasted from its start to its last commit being stored.
+    assert (
+        got[("keel_turn_duration_seconds_sum", frozenset({"stop_reason": "end_turn"}.items()))]
+        == 0.25
+    )
+    assert got[("keel_store_commit_duration_seconds_sum", frozenset())] == 0.25
+
+
+def test_a_run_that_failed_before_ending_its_turn_counts_as_an_error_turn() -> None:
+    metrics = TurnMetrics(now=lambda: 10.25)
+    metrics.observe(_record([TurnStarted(turn_id="t1", timestamp=10.0)], failed=True))
+    got = _samples(metrics)
+    assert got[("keel_turns_total", frozenset({"stop_reason": "error"}.items()))] == 1
