@@ -1,9 +1,10 @@
-"""The API docs pages, `/docs` (Swagger UI) and `/redoc`, from bundled assets only.
+"""The API docs page `/docs` (Swagger UI), from bundled assets only.
 
-FastAPI's own pages load Swagger UI and ReDoc from a CDN, so they are blank offline. These
-serve the same pages with the scripts, styles and favicon that the `fastapi-offline`
-package ships (Swagger UI 5, which renders OpenAPI 3.1), under `/docs/assets/`, and ReDoc
-without Google's fonts: the pages load nothing from elsewhere. Not in the OpenAPI schema.
+FastAPI's own page loads Swagger UI from a CDN, so it is blank offline. This serves the
+same page with the script, style and favicon that the `fastapi-offline` package ships
+(Swagger UI 5, which renders OpenAPI 3.1) under `/docs/assets/`: it loads nothing from
+elsewhere. ReDoc (`/redoc`) is not served: its page loads its logo from its CDN. Not in
+the OpenAPI schema.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import fastapi_offline
 from fastapi import APIRouter, Request
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, Response
 
 from keel.server.errors import ApiError
@@ -25,7 +26,6 @@ _ASSETS = Path(fastapi_offline.__file__).resolve().parent / "static"
 _TYPES: Mapping[str, str] = {
     "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
     "swagger-ui.css": "text/css; charset=utf-8",
-    "redoc.standalone.js": "text/javascript; charset=utf-8",
     "favicon.png": "image/png",
 }
 """The assets served, by name (nothing else under `ASSETS_URL`)."""
@@ -45,19 +45,6 @@ async def swagger_ui(request: Request) -> HTMLResponse:
         swagger_js_url=f"{base}{ASSETS_URL}/swagger-ui-bundle.js",
         swagger_css_url=f"{base}{ASSETS_URL}/swagger-ui.css",
         swagger_favicon_url=f"{base}{ASSETS_URL}/favicon.png",
-    )
-
-
-@router.get("/redoc")
-async def redoc(request: Request) -> HTMLResponse:
-    """ReDoc on this server's `/openapi.json`."""
-    base = _base(request)
-    return get_redoc_html(
-        openapi_url=f"{base}/openapi.json",
-        title="Keel - API reference",
-        redoc_js_url=f"{base}{ASSETS_URL}/redoc.standalone.js",
-        redoc_favicon_url=f"{base}{ASSETS_URL}/favicon.png",
-        with_google_fonts=False,
     )
 
 
