@@ -104,6 +104,8 @@ def outcome(result: Admitted | Rejected) -> str | dict[str, object]:
         ("cancel order #W6102857: ordered by mistake", "extra_clause"),
         ("cancel order #W6102857 - I no longer need it", "extra_clause"),
         ("cancel order #W6102857, I ordered it by mistake", "extra_clause"),
+        ("cancel order #W6102857 because I ordered it by mistake", "extra_clause"),
+        ("annulla l'ordine #W6102857 perché non mi serve", "verb_coverage"),
     ],
 )  # fmt: skip
 def test_a_cancel_template_against_new_requests(
@@ -132,6 +134,8 @@ def test_a_cancel_template_against_new_requests(
          SAID, NEW),
         ("cancel order #W7044833, it arrived broken", "cancel order #W6102857, it arrived late",
          SAID, "extra_clause"),
+        ("cancel order #W7044833 because it arrived broken",
+         "cancel order #W6102857 because it arrived broken", SAID, NEW),
     ],
 )  # fmt: skip
 def test_a_clause_is_bound_or_said_in_the_recorded_request(
