@@ -107,9 +107,11 @@ def _ordered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _register_commands() -> None:
-    from keel.cli import chat_cmd, index_cmd, replay_cmd, test_cmd
+    from keel.cli import chat_cmd, graph_cmd, index_cmd, init_cmd, replay_cmd, test_cmd
 
+    init_cmd.register(app)
     chat_cmd.register(app)
+    graph_cmd.register(app)
     index_cmd.register(app)
     replay_cmd.register(app)
     test_cmd.register(app)
