@@ -20,8 +20,11 @@ from keel.testing.harness import make_harness
 HERE = Path(__file__).resolve().parent
 TEST_FILES = sorted(HERE.glob("*.yml"))
 AGENTS = sorted(p.parent for p in (HERE / "agents").glob("*/agent.yml"))
-EXPECTED_WARNINGS = {"mantle": 2}
+EXPECTED_WARNINGS = {"mantle": 2, "greeter": 1, "library": 1, "steps": 6}
 """Agents that use patterns Mantle loads and Keel warns about (tests/cli checks which)."""
+STEP_TOOL_WARNINGS = {"greeter": 1, "library": 1, "steps": 6}
+"""Of those, `tool.step_tool_offered`: an effectful tool an `execute_tool` step runs is
+offered to the model too, with no gate (Mantle's behaviour, kept: these agents test it)."""
 
 
 def _case_count() -> int:
@@ -78,3 +81,5 @@ def test_agent_validates(agent: Path) -> None:
     assert completed.returncode == 0, completed.stdout + completed.stderr
     warnings = EXPECTED_WARNINGS.get(agent.name, 0)
     assert f"0 error(s), {warnings} warning(s)" in completed.stderr, completed.stderr
+    step_tools = completed.stdout.count("tool.step_tool_offered")
+    assert step_tools == STEP_TOOL_WARNINGS.get(agent.name, 0), completed.stdout

@@ -101,7 +101,11 @@ def test_agent_validates(agent: Path) -> None:
         check=False,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert "0 error(s), 0 warning(s)" in completed.stderr, completed.stderr
+    # `history` runs an effectful tool from a step that the model is offered too, with no
+    # gate (Mantle's behaviour): the one warning it may have.
+    step_tools = completed.stdout.count("tool.step_tool_offered")
+    assert step_tools == (1 if agent.name == "history" else 0), completed.stdout
+    assert f"0 error(s), {step_tools} warning(s)" in completed.stderr, completed.stderr
 
 
 # Usage and cost totals over a conversation ----------------------------------------------
