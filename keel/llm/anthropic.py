@@ -10,9 +10,11 @@ module as a `keel.llm.ModelError`.
 
 Requests: a `ModelRequest` (OpenAI Chat message shapes) becomes Messages API parameters.
 
-    system messages        -> the `system` parameter, joined with blank lines, in order
-                              (split into two text blocks at the prompt's stable part when
+    system messages that   -> the `system` parameter, joined with blank lines, in order
+    open the request          (split into two text blocks at the prompt's stable part when
                               the request says where it ends: see Prompt caching below)
+    a later system message -> a text block of a user turn (the prompt's volatile part, which
+                              closes the request after the history)
     user                   -> a user turn with one text block
     assistant              -> an assistant turn: its text block, then one `tool_use` block per
                               tool call, `input` being the parsed `arguments` JSON
@@ -31,13 +33,13 @@ request would strand the conversation on a bad earlier reply. The tool result th
 still tells the model what happened.
 
 Prompt caching: a request whose `cache` (`keel.llm.port.PromptCache`) says anything gets
-`cache_control: {"type": "ephemeral"}` breakpoints (at most two of the four the API allows):
+`cache_control: {"type": "ephemeral"}` breakpoints (at most three of the four the API allows):
 on the last tool (the API caches tools, then system, then messages, in that order) and, when
 `stable_system_chars` is known, on a first system text block holding exactly the stable
-part (the rest follows in a second block, so the text the model reads is unchanged). The
-conversation's messages follow the volatile part of the system prompt, which changes every
-minute, so a breakpoint on them would pay the cache-write premium for little reuse; none is
-set. Prefixes shorter than the model's minimum (1,024 tokens on most models) are not cached
+part (the rest follows in a second block, so the text the model reads is unchanged); and
+when the request closes with its volatile system text after the history, on the block just
+before that text, so the next request reuses the conversation so far. Prefixes shorter
+than the model's minimum (1,024 tokens on most models) are not cached
 by the API, silently. Usage: the API reports `input_tokens` without the cached ones; the
 adapter reports `input_tokens + cache_read_input_tokens + cache_creation_input_tokens` as
 Keel's `input_tokens` (every prompt token, as with OpenAI), and the two cache counts as
@@ -89,7 +91,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
 import anthropic
 from anthropic.types import (
@@ -319,15 +321,50 @@ def to_anthropic(request: ModelRequest) -> AnthropicRequest:
     tools = [tool_param(tool) for tool in request.tools]
     if caching and tools:
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
+    turns = _turns(request.messages)
+    if caching:
+        _mark_history(turns, request.messages)
     return AnthropicRequest(
         system=_system(request, caching=caching),
-        messages=tuple(_turns(request.messages)),
+        messages=tuple(turns),
         tools=tuple(tools),
     )
 
 
+def _mark_history(turns: list[MessageParam], messages: Sequence[Message]) -> None:
+    """A breakpoint on the last block before the request's closing system text (the
+    prompt's volatile part, which `keel.loop.model_call` puts after the history), so the
+    next request reuses the whole conversation so far. Nothing when there is no such text."""
+    last = messages[-1] if len(messages) > _leading_system(messages) else None
+    if last is None or last["role"] != "system" or not last["content"] or not turns:
+        return
+    blocks: list[Any] = list(turns[-1]["content"])
+    closing = next(
+        (i for i in range(len(blocks) - 1, -1, -1) if blocks[i].get("text") == last["content"]),
+        None,
+    )
+    if closing is None:
+        return
+    if closing > 0:
+        blocks[closing - 1] = {**blocks[closing - 1], "cache_control": EPHEMERAL}
+        turns[-1] = {**turns[-1], "content": blocks}  # type: ignore[typeddict-item]
+    elif len(turns) > 1:
+        before: list[Any] = list(turns[-2]["content"])
+        before[-1] = {**before[-1], "cache_control": EPHEMERAL}
+        turns[-2] = {**turns[-2], "content": before}  # type: ignore[typeddict-item]
+
+
+def _leading_system(messages: Sequence[Message]) -> int:
+    """How many messages open the request as system messages (the `system` parameter)."""
+    count = 0
+    while count < len(messages) and messages[count]["role"] == "system":
+        count += 1
+    return count
+
+
 def _system(request: ModelRequest, *, caching: bool) -> str | tuple[TextBlockParam, ...] | None:
-    texts = [m["content"] for m in request.messages if m["role"] == "system" and m["content"]]
+    opening = request.messages[: _leading_system(request.messages)]
+    texts = [m["content"] for m in opening if m["content"]]
     if not texts:
         return None
     text = "\n\n".join(texts)
@@ -344,7 +381,7 @@ def _system(request: ModelRequest, *, caching: bool) -> str | tuple[TextBlockPar
 
 def _turns(messages: Sequence[Message]) -> list[MessageParam]:
     turns: list[tuple[Role, list[ContentBlockParam]]] = []
-    for message in messages:
+    for message in messages[_leading_system(messages) :]:
         converted = _blocks(message)
         if converted is None or not converted[1]:
             continue
@@ -358,7 +395,9 @@ def _turns(messages: Sequence[Message]) -> list[MessageParam]:
 
 def _blocks(message: Message) -> tuple[Role, list[ContentBlockParam]] | None:
     if message["role"] == "system":
-        return None
+        # A system message after the conversation (the prompt's volatile part) can only be
+        # read in a user turn: the API takes system text before the messages alone.
+        return "user", _text(message["content"])
     if message["role"] == "user":
         return "user", _text(message["content"])
     if message["role"] == "tool":

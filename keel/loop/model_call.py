@@ -148,12 +148,20 @@ def build_request(
         canned_replies=tuple(t.canned),
     )
     prompt = system_prompt(inputs)
-    system: Message = {"role": "system", "content": prompt.text}
+    # The stable part opens the request and the volatile part (step, memory, clock) closes
+    # it, after the history: consecutive requests then repeat all but their last message,
+    # the prefix a provider's prompt cache reuses.
+    system: Message = {"role": "system", "content": prompt.stable or prompt.volatile}
+    context: tuple[Message, ...] = (
+        ({"role": "system", "content": prompt.volatile},)
+        if prompt.stable and prompt.volatile
+        else ()
+    )
     tools = tuple(
         ToolSchema(name=o.name, description=o.description, parameters=o.parameters) for o in offers
     )
     earlier, current = history(t)
-    fixed = [system, *current, *t.transcript]
+    fixed = [system, *current, *t.transcript, *context]
     with t.timed("compress"):
         fitted = fit_history(
             earlier,
@@ -163,13 +171,12 @@ def build_request(
         )
     with t.timed("tier"):
         choice = choose(t)
-    # The system prompt's stable part opens the request: the prefix caches can reuse.
     cache = PromptCache(
-        stable_system_chars=prompt.stable_chars,
+        stable_system_chars=len(str(system["content"])),
         key=cache_key(t.definition.config.id or "", t.recorder.conversation_id),
     )
     request = ModelRequest(
-        messages=(system, *fitted.messages, *current, *t.transcript),
+        messages=(system, *fitted.messages, *current, *t.transcript, *context),
         tools=tools,
         tier=choice.tier,
         cache=cache,

@@ -50,6 +50,7 @@ from keel.loop.prompt_sections import (
     project_memory_section,
     routing_section,
     time_section,
+    waiting_section,
 )
 from keel.loop.prose import BLOCK_REFERENCE, render_instructions, render_paragraphs
 from keel.memory import MemorySchema, reader_for, render_for_prompt
@@ -154,12 +155,13 @@ def system_prompt(inputs: PromptInputs) -> SystemPrompt:
         persona_section(inputs.config),
         glossary_section(inputs.skills, inputs.unavailable_skills),
         channel_section(prompts, inputs.channel),
-        lifecycle_section(offered),
+        lifecycle_section(offered, waiting=False),
         None if answering else knowledge_rules_section(knowledge_rules, offered),
         out_of_scope_section(offered),
         _situation_head(inputs),
     )
     volatile = (
+        waiting_section(offered),  # listen or resolve: swapped while a confirmation waits
         _situation_live(inputs),
         project_memory_section(inputs.schema, inputs.memory),
         time_section(inputs.now),

@@ -124,12 +124,25 @@ def ack_section(prompts: Prompts, channel: Channel, first_iteration: bool) -> st
     return "## Acknowledgement\n" + "\n".join(parts)
 
 
-def lifecycle_section(offered: frozenset[str]) -> str | None:
-    """(4) One line per offered framework tool, in `LIFECYCLE_TOOLS` order."""
-    lines = [_TOOL_LINES[name] for name in LIFECYCLE_TOOLS if name in offered]
+WAITING_TOOLS: Final = frozenset({"listen", "resolve_tool_confirmation"})
+"""Framework tools swapped while a confirmation is pending (one or the other is offered)."""
+
+
+def lifecycle_section(offered: frozenset[str], *, waiting: bool = True) -> str | None:
+    """(4) One line per offered framework tool, in `LIFECYCLE_TOOLS` order; with `waiting`
+    false, without `listen` and `resolve_tool_confirmation` (see `waiting_section`)."""
+    names = [n for n in LIFECYCLE_TOOLS if n in offered and (waiting or n not in WAITING_TOOLS)]
+    lines = [_TOOL_LINES[name] for name in names]
     if not lines:
         return None
     return "## Framework tools\n" + _bullets(lines)
+
+
+def waiting_section(offered: frozenset[str]) -> str | None:
+    """How to wait: `listen`, or while a confirmation is pending `resolve_tool_confirmation`
+    (apart from the other framework tools, whose lines do not change then)."""
+    lines = [_TOOL_LINES[name] for name in LIFECYCLE_TOOLS if name in offered & WAITING_TOOLS]
+    return "## Waiting for the user\n" + _bullets(lines) if lines else None
 
 
 def knowledge_rules_section(instructions: str | None, offered: frozenset[str]) -> str | None:

@@ -52,7 +52,10 @@ async def test_a_provider_model_is_told_the_system_date(tmp_path: Path) -> None:
     assert chat.returncode == 0, err.decode()
     assert "bot: Hello! What can I do for you today?" in out.decode()
     assert len(requests) == 1
-    system = requests[0].body["messages"][0]["content"]
+    # The time is in the request's closing system message (the prompt's volatile part).
+    closing = requests[0].body["messages"][-1]
+    assert closing["role"] == "system"
+    system = closing["content"]
     found = STAMP.search(system)
     assert found is not None, system
     told = datetime.strptime(found.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)

@@ -154,7 +154,9 @@ async def test_multi_turn_request_with_tool_results(server: FakeAnthropicServer)
 
     assert response.text == "Order A-17 ships today."
     body = server.bodies()[0]
-    assert body["system"] == "You are Keel.\n\nBe brief."
+    # The opening system message is the system parameter; a later one (the prompt's
+    # volatile part, after the history) is read in the last user turn.
+    assert body["system"] == "You are Keel."
     assert body["messages"] == [
         {
             "role": "user",
@@ -185,6 +187,7 @@ async def test_multi_turn_request_with_tool_results(server: FakeAnthropicServer)
                     "content": '{"status": "shipping"}',
                 },
                 {"type": "tool_result", "tool_use_id": "toolu_2", "content": "pong"},
+                {"type": "text", "text": "Be brief."},
             ],
         },
     ]

@@ -20,6 +20,7 @@ from keel.llm.port import (
     StreamDone,
     ToolSchema,
     Usage,
+    assistant_message,
     system_message,
     user_message,
 )
@@ -77,6 +78,32 @@ async def test_anthropic_marks_the_tools_and_the_stable_system_block(
     assert "".join(block["text"] for block in body["system"]) == PROMPT  # the same text read
     assert [tool.get("cache_control") for tool in body["tools"]] == [None, EPHEMERAL]
     assert "cache_control" not in json.dumps(body["messages"])
+
+
+async def test_anthropic_marks_the_history_before_the_closing_volatile_text(
+    claude: anthropic_server.FakeAnthropicServer,
+) -> None:
+    # Keel's layout: the stable prompt opens the request, the volatile part closes it.
+    claude.reply_json(anthropic_server.message_body([anthropic_server.text_block("Sure.")]))
+    messages = (
+        system_message(STABLE),
+        user_message("Where is A-17?"),
+        assistant_message("It ships today.", ()),
+        user_message("And A-18?"),
+        system_message(VOLATILE),
+    )
+    cache = PromptCache(stable_system_chars=len(STABLE), key="keel-0123")
+    await _claude(claude).complete(ModelRequest(messages=messages, tools=TOOLS, cache=cache))
+
+    body = claude.bodies()[0]
+    assert body["system"] == [{"type": "text", "text": STABLE, "cache_control": EPHEMERAL}]
+    last = body["messages"][-1]
+    assert last["role"] == "user"
+    assert last["content"] == [
+        {"type": "text", "text": "And A-18?", "cache_control": EPHEMERAL},
+        {"type": "text", "text": VOLATILE},
+    ]
+    assert json.dumps(body["messages"]).count("cache_control") == 1
 
 
 async def test_anthropic_request_without_cache_hints_is_unchanged(

@@ -97,7 +97,10 @@ async def test_an_earlier_turn_comes_back_as_the_model_saw_it() -> None:
     await harness.send("thanks")
 
     first_turn_last_call, second_turn = script.requests[2], script.requests[3]
-    seen_then = [*list(first_turn_last_call.messages[1:]), _bot("R1 is flight LIS-42.")]
+    # What the model saw then, without the request's closing context (step, memory, clock),
+    # which is rebuilt for every request and never kept as history.
+    then = [m for m in first_turn_last_call.messages[1:] if m["role"] != "system"]
+    seen_then = [*then, _bot("R1 is flight LIS-42.")]
     assert _earlier(second_turn.messages) == seen_then
     tool_texts = [m["content"] for m in seen_then if m["role"] == "tool"]
     assert tool_texts[0] == "activate: done"

@@ -240,8 +240,6 @@ ROUTING_PROMPT = "\n".join(
         "- activate: start the skill whose id you pass as target_id, when the user's request "
         "matches it. Instructions may name the skill `<id>` or the ordered block `<id>`; to "
         "enter one, call activate with that id.",
-        "- listen: call it alone, with no text, to wait silently for the user (for example when "
-        "they have not finished).",
         "- cannot_help: the engine answers with a fixed line that this cannot be handled here.",
         "",
         "## Out of scope",
@@ -253,11 +251,19 @@ ROUTING_PROMPT = "\n".join(
         "its id; otherwise reply briefly yourself.",
         '- counter: Counts and pays. Activate for "count", "pay".',
         '- errand: Runs a quick errand. Activate for "errand".',
+    ]
+)
+ROUTING_CONTEXT = "\n".join(
+    [
+        "## Waiting for the user",
+        "- listen: call it alone, with no text, to wait silently for the user (for example when "
+        "they have not finished).",
         "",
         "## Now",
         "It is Thursday 2026-01-01 00:00 UTC.",
     ]
 )
+"""The request's closing system message (after the history): what changes between calls."""
 
 
 def _said_to_model(request: ModelRequest) -> str:
@@ -276,6 +282,7 @@ async def test_a_skill_whose_requires_is_false_is_named_nowhere() -> None:
     script.assert_complete()
     routing, _, acting = script.requests
     assert routing.messages[0]["content"] == ROUTING_PROMPT
+    assert routing.messages[-1] == {"role": "system", "content": ROUTING_CONTEXT}
     for request in script.requests:
         assert "lounge" not in _said_to_model(request).lower()
     # The counter's prose points at the lounge with `@skill.lounge`; it is not named.

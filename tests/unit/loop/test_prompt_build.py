@@ -59,6 +59,7 @@ def test_every_section_in_the_fixed_order() -> None:
         "## Framework tools",
         "## Out of scope",
         "## Active skill: Redirect Parcel (`redirect_parcel`)",
+        "## Waiting for the user",
         "### Current step `pick` of the ordered block `main`",
         "### Memory:",
         "### Already collected (do not re-ask)",
@@ -142,9 +143,10 @@ def test_routing_intro_override_replaces_the_default_text() -> None:
     prompt = build_system_prompt(
         inputs(Routing(eligible=(BILLING,)), config=config, offered_tools=ALL_FRAMEWORK_TOOLS)
     )
-    assert _before_the_clock(prompt).endswith(
-        "## Routing\nPick one:\n- billing: Questions about invoices and payments."
-    )
+    assert (
+        "## Routing\nPick one:\n- billing: Questions about invoices and payments.\n\n"
+        "## Waiting for the user\n"
+    ) in prompt
     assert DEFAULT_ROUTING_INTRO not in prompt
 
 

@@ -29,8 +29,6 @@ EXPECTED = "\n".join(
         "- set_fields: record values the user actually stated for entries marked [settable]; "
         "never guess or invent a value.",
         "- cancel_skill: call when the user drops or no longer needs the active skill.",
-        "- listen: call it alone, with no text, to wait silently for the user (for example when "
-        "they have not finished).",
         "",
         "## Active skill: Redirect Parcel (`redirect_parcel`)",
         "",
@@ -39,6 +37,10 @@ EXPECTED = "\n".join(
         "Mention the customs fee.",
         "",
         "Begin with the ordered block `main`.",
+        "",
+        "## Waiting for the user",
+        "- listen: call it alone, with no text, to wait silently for the user (for example when "
+        "they have not finished).",
         "",
         "### Collecting now: `parcel_id`",
         "The user has been asked for `parcel_id` (Tracking number). When their reply gives it, "
