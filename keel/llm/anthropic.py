@@ -91,7 +91,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
 import anthropic
 from anthropic.types import (
@@ -347,11 +347,11 @@ def _mark_history(turns: list[MessageParam], messages: Sequence[Message]) -> Non
         return
     if closing > 0:
         blocks[closing - 1] = {**blocks[closing - 1], "cache_control": EPHEMERAL}
-        turns[-1] = {**turns[-1], "content": blocks}  # type: ignore[typeddict-item]
+        turns[-1] = cast(MessageParam, {**turns[-1], "content": blocks})
     elif len(turns) > 1:
         before: list[Any] = list(turns[-2]["content"])
         before[-1] = {**before[-1], "cache_control": EPHEMERAL}
-        turns[-2] = {**turns[-2], "content": before}  # type: ignore[typeddict-item]
+        turns[-2] = cast(MessageParam, {**turns[-2], "content": before})
 
 
 def _leading_system(messages: Sequence[Message]) -> int:

@@ -164,7 +164,7 @@ class TurnMetrics:
                 outcome = "error" if event.is_error else "ok"
                 self._child(self.tool_runs, event.tool_name, outcome).inc()
                 if event.is_error:
-                    code = event.error_code or "tool.error"
+                    code = event.error_code or "unknown"
                     self._child(self.tool_failures, event.tool_name, code).inc()
             elif isinstance(event, ToolCallRefused):
                 self._child(self.refusals, event.code).inc()

@@ -399,7 +399,7 @@ class _Builder:
         error = None
         if event.is_error:
             error = event.error_message or event.error_code or "tool error"
-            attributes[genai.ERROR_TYPE] = event.error_code or "tool.error"
+            attributes[genai.ERROR_TYPE] = event.error_code or "_OTHER"
         if self.options.capture_content:
             attributes[genai.TOOL_ARGUMENTS] = json.dumps(to_plain(event.arguments), default=str)
             attributes[genai.TOOL_RESULT] = event.result

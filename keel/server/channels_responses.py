@@ -65,7 +65,7 @@ def conversation_of(previous: str) -> str:
     except ValueError:
         raise ApiError(
             400,
-            "response.not_found",
+            "previous_response.not_found",
             f"previous_response_id {previous[:80]!r} is not a response of this server",
         ) from None
 

@@ -42,6 +42,10 @@ SEVERITIES = frozenset(
 
 # Folders whose dotted strings are not codes: sample events holding memory keys.
 NOT_CODES = ("stores/conformance/",)
+# Wire names of the OpenAI Responses API's stream events (`keel/server/channels_responses.py`).
+STREAM_EVENTS = re.compile(
+    r"response\.(created|in_progress|completed|failed|output_\w+(\.\w+)*|content_part\.\w+)"
+)
 # Packages being written in parallel (the turn loop and the model port). Their refusal codes
 # are documented when they land; remove an entry to have its codes checked.
 UNDOCUMENTED_PACKAGES: tuple[str, ...] = ()
@@ -83,7 +87,11 @@ def _scan() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         everything |= whole
         if name.startswith(NOT_CODES + UNDOCUMENTED_PACKAGES):
             continue
-        codes |= {s for s in whole if CODE.fullmatch(s) and not s.endswith(FILE_NAMES)}
+        codes |= {
+            s
+            for s in whole
+            if CODE.fullmatch(s) and not s.endswith(FILE_NAMES) and not STREAM_EVENTS.fullmatch(s)
+        }
         prefixes |= {s for s in leading if CODE_PREFIX.fullmatch(s)}
     return frozenset(codes), frozenset(prefixes), frozenset(everything)
 

@@ -135,7 +135,7 @@ async def test_responses_refuse_what_they_cannot_continue(tmp_path: Path) -> Non
             )
         with pytest.raises(openai.UnprocessableEntityError):
             await client.responses.create(model="m", input=[{"role": "system", "content": "x"}])
-    assert unknown.value.code == "response.not_found"
+    assert unknown.value.code == "previous_response.not_found"
     assert both.value.code == "request.invalid"
 
 
