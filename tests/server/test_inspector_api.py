@@ -93,14 +93,15 @@ async def test_model_called_records_the_request_it_sent(serve: ServeFactory) -> 
     calls = [e["event"] for e in events if e["event"]["type"] == "model_called"]
     assert len(calls) == 2
     first = calls[0]["metadata"]["request"]
-    # The system prompt, the session's greeting, the message.
-    assert [m["role"] for m in first["messages"]] == ["system", "assistant", "user"]
+    # The system prompt, the session's greeting, the message, the prompt's volatile part.
+    assert [m["role"] for m in first["messages"]] == ["system", "assistant", "user", "system"]
+    assert "## Now" in first["messages"][-1]["content"]
     assert "Brightwave" in first["messages"][0]["content"]
     assert first["messages"][1]["content"].startswith("Hi, I'm Wren")
     assert first["messages"][2] == {"role": "user", "content": "my internet is down"}
     assert "activate" in first["tools"]
     second = calls[1]["metadata"]["request"]
-    assert second["messages"][-1] == {"role": "user", "content": "LN4 7QP"}
+    assert second["messages"][-2] == {"role": "user", "content": "LN4 7QP"}
     assert {"role": "user", "content": "my internet is down"} in second["messages"]
     assert calls[1]["metadata"]["reply"]["tool_calls"][0]["function"]["name"] == "set_fields"
 

@@ -45,7 +45,8 @@ async def test_search_knowledge_indexes_into_sqlite_and_returns_sections(tmp_pat
             "text": "# Returns\n\nBooks can be returned within thirty days with the receipt.",
         }
     ]
-    prompt = str(model.requests[-1].messages[0]["content"])
+    # The search results are in the request's closing system message (its volatile part).
+    prompt = str(model.requests[-1].messages[-1]["content"])
     assert "### [1] references/shop.md (Returns)" in prompt
     async with store.engine.connect() as conn:
         head = (await conn.execute(select(knowledge_indexes))).one()
@@ -72,6 +73,7 @@ async def test_a_failing_knowledge_base_is_an_error_result_and_no_knowledge_mode
     await harness.send("when are you open?")
     executed = [e for e in harness.events if isinstance(e, ToolExecuted)]
     assert "search_knowledge failed: the embeddings server is down" in executed[0].result
-    prompt = str(model.requests[-1].messages[0]["content"])
+    # The search results are in the request's closing system message (its volatile part).
+    prompt = str(model.requests[-1].messages[-1]["content"])
     assert "## Answer from knowledge" not in prompt
     assert harness.bot_texts[-1] == "Sorry, I cannot look that up right now."
