@@ -100,8 +100,9 @@ class PolicyModel:
 
 
 def _targets(request: ModelRequest) -> list[str]:
-    """The skills `activate` offers (its description lists them after "Targets: ")."""
+    """The skills `activate` offers (its description lists them after "Targets: ", on the
+    first line; a second line may name the targets' fields)."""
     for tool in request.tools:
         if tool.name == "activate":
-            return tool.description.split("Targets: ", 1)[-1].split(", ")
+            return tool.description.split("Targets: ", 1)[-1].split("\n", 1)[0].split(", ")
     return []
