@@ -32,7 +32,7 @@ from keel.source.diagnostics import Diagnostic, Severity, diag
 
 try:
     from packaging.requirements import InvalidRequirement, Requirement
-except ImportError:  # pragma: no cover - packaging ships with pip in nearly every venv
+except ImportError:  # pragma: no cover - a declared dependency; kept for odd installs
     Requirement = None  # type: ignore[assignment,misc]
     InvalidRequirement = ValueError  # type: ignore[assignment,misc]
 
