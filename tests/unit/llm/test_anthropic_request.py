@@ -15,7 +15,7 @@ from keel.llm import (
     tool_message,
     user_message,
 )
-from keel.llm.anthropic import to_anthropic, tool_input, tool_param
+from keel.llm.anthropic_request import to_anthropic, tool_input, tool_param
 
 
 @pytest.mark.parametrize(
