@@ -28,7 +28,7 @@ Token kinds: `input`, `output`, `cached_input`, `cache_write` (the last two are 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -53,6 +53,26 @@ METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The Prometheus text format's media type, for the `/metrics` answer."""
 
 
+def _counter_in(registry: CollectorRegistry) -> Callable[..., Counter]:
+    """`counter(name, help, *labels)`: a Counter registered in `registry`."""
+
+    def counter(name: str, documentation: str, *labels: str) -> Counter:
+        return Counter(name, documentation, list(labels), registry=registry)
+
+    return counter
+
+
+def _histogram_in(registry: CollectorRegistry) -> Callable[..., Histogram]:
+    """`histogram(name, help, buckets, *labels)`: a Histogram registered in `registry`."""
+
+    def histogram(
+        name: str, documentation: str, buckets: Sequence[float], *labels: str
+    ) -> Histogram:
+        return Histogram(name, documentation, list(labels), buckets=buckets, registry=registry)
+
+    return histogram
+
+
 class TurnMetrics:
     """The app's metrics, fed one finished run at a time."""
 
@@ -69,65 +89,62 @@ class TurnMetrics:
         self._window = active_window
         self._last_turn: dict[str, float] = {}
         registry = self.registry
-        self.turns = Counter(
-            "keel_turns", "Turns ended, by stop reason.", ["stop_reason"], registry=registry
-        )
-        self.turn_seconds = Histogram(
+        counter, histogram = _counter_in(registry), _histogram_in(registry)
+        self.turns = counter("keel_turns", "Turns ended, by stop reason.", "stop_reason")
+        self.turn_seconds = histogram(
             "keel_turn_duration_seconds",
             "Turn latency: turn_started to its last commit.",
-            ["stop_reason"],
-            buckets=TURN_BUCKETS,
-            registry=registry,
+            TURN_BUCKETS,
+            "stop_reason",
         )
-        self.model_calls = Counter(
-            "keel_model_calls", "Model round trips.", ["tier", "model"], registry=registry
-        )
-        self.model_seconds = Histogram(
+        self.model_calls = counter("keel_model_calls", "Model round trips.", "tier", "model")
+        self.model_seconds = histogram(
             "keel_model_call_duration_seconds",
             "Model round-trip latency.",
-            ["tier", "model"],
-            buckets=MODEL_BUCKETS,
-            registry=registry,
+            MODEL_BUCKETS,
+            "tier",
+            "model",
         )
-        self.tokens = Counter(
+        self.tokens = counter(
             "keel_model_tokens",
             "Tokens of model calls (cached_input and cache_write are part of input).",
-            ["tier", "model", "kind"],
-            registry=registry,
+            "tier",
+            "model",
+            "kind",
         )
-        self.cost = Counter(
+        self.cost = counter(
             "keel_model_cost",
             "Cost of model calls whose price is configured, in the provider's currency.",
-            ["tier", "model"],
-            registry=registry,
+            "tier",
+            "model",
         )
-        self.tool_runs = Counter(
-            "keel_tool_runs", "Tool runs, by outcome.", ["tool", "outcome"], registry=registry
+        self.tool_runs = counter("keel_tool_runs", "Tool runs, by outcome.", "tool", "outcome")
+        self.tool_failures = counter(
+            "keel_tool_failures", "Failed tool runs, by error code.", "tool", "error_code"
         )
-        self.tool_failures = Counter(
-            "keel_tool_failures",
-            "Failed tool runs, by error code.",
-            ["tool", "error_code"],
-            registry=registry,
-        )
-        self.refusals = Counter(
+        self.refusals = counter(
             "keel_tool_calls_refused",
             "Model tool calls the engine refused, by refusal code.",
-            ["code"],
-            registry=registry,
+            "code",
         )
-        self.plan_decisions = Counter(
+        self.plan_decisions = counter(
             "keel_plan_cache_decisions",
             "Plan cascade decisions, by layer, hit and reason.",
-            ["layer", "hit", "reason"],
-            registry=registry,
+            "layer",
+            "hit",
+            "reason",
         )
-        self.commit_seconds = Histogram(
+        self.commit_seconds = histogram(
             "keel_store_commit_duration_seconds",
             "Event store commits: a batch of events appended (and folded).",
-            buckets=COMMIT_BUCKETS,
-            registry=registry,
+            COMMIT_BUCKETS,
         )
+        self._gauges(in_progress, active_window)
+        self._children: dict[tuple[object, ...], Any] = {}
+
+    def _gauges(self, in_progress: Callable[[], int], active_window: float) -> None:
+        """The two gauges read at scrape time: active conversations, runs in progress."""
+        registry = self.registry
         active = Gauge(
             "keel_conversations_active",
             f"Conversations with a turn in the last {active_window:g} seconds (this process).",
@@ -138,7 +155,6 @@ class TurnMetrics:
             "keel_turns_in_progress", "Runs in progress in this process.", registry=registry
         )
         running.set_function(lambda: float(in_progress()))
-        self._children: dict[tuple[object, ...], Any] = {}
 
     def _child(self, metric: Any, *labels: str) -> Any:
         """`metric.labels(*labels)`, cached (the client's lookup validates every call)."""
