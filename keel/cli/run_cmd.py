@@ -212,56 +212,68 @@ def build_settings(
     return settings, secret
 
 
+PathArg = Annotated[Path, typer.Argument(help="Agent project folder.")]
+HostOption = Annotated[str, typer.Option("--host", help="Address to bind.")]
+PortOption = Annotated[int, typer.Option("--port", help="Port to bind.")]
+WorkersOption = Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")]
+DatabaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Event store URL (default: KEEL_DATABASE_URL, else SQLite under .keel/).",
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="scripted:FILE; none: no model at all (offline router, extractors); "
+        "left out: the agent's model groups.",
+    ),
+]
+KeysOption = Annotated[
+    Path | None, typer.Option("--keys", help="API keys file (name:scopes:key per line).")
+]
+LogLevelOption = Annotated[str, typer.Option("--log-level", help="uvicorn log level.")]
+CorsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--cors-origins",
+        envvar="KEEL_CORS_ORIGINS",
+        help="Origins whose pages may call the API (comma-separated; default none).",
+    ),
+]
+RasaNoKeyOption = Annotated[
+    bool,
+    typer.Option(
+        "--rasa-no-key",
+        envvar="KEEL_RASA_NO_KEY",
+        help="Rasa's REST and socket.io channels take messages without a key "
+        "(loopback addresses only).",
+    ),
+]
+LogFormatOption = Annotated[
+    str,
+    typer.Option(
+        "--log-format",
+        envvar="KEEL_LOG_FORMAT",
+        help="text (readable, the default) or json (one JSON object a line).",
+    ),
+]
+
+
 def run_command(
-    path: Annotated[Path, typer.Argument(help="Agent project folder.")],
-    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port to bind.")] = 8000,
-    workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 1,
-    database_url: Annotated[
-        str | None,
-        typer.Option(
-            "--database-url",
-            help="Event store URL (default: KEEL_DATABASE_URL, else SQLite under .keel/).",
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="scripted:FILE; none: no model at all (offline router, extractors); "
-            "left out: the agent's model groups.",
-        ),
-    ] = None,
-    keys_file: Annotated[
-        Path | None,
-        typer.Option("--keys", help="API keys file (name:scopes:key per line)."),
-    ] = None,
-    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
-    cors_origins: Annotated[
-        str | None,
-        typer.Option(
-            "--cors-origins",
-            envvar="KEEL_CORS_ORIGINS",
-            help="Origins whose pages may call the API (comma-separated; default none).",
-        ),
-    ] = None,
-    rasa_no_key: Annotated[
-        bool,
-        typer.Option(
-            "--rasa-no-key",
-            envvar="KEEL_RASA_NO_KEY",
-            help="Rasa's REST and socket.io channels take messages without a key "
-            "(loopback addresses only).",
-        ),
-    ] = False,
-    log_format: Annotated[
-        str,
-        typer.Option(
-            "--log-format",
-            envvar="KEEL_LOG_FORMAT",
-            help="text (readable, the default) or json (one JSON object a line).",
-        ),
-    ] = "text",
+    path: PathArg,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8000,
+    workers: WorkersOption = 1,
+    database_url: DatabaseUrlOption = None,
+    model: ModelOption = None,
+    keys_file: KeysOption = None,
+    log_level: LogLevelOption = "info",
+    cors_origins: CorsOption = None,
+    rasa_no_key: RasaNoKeyOption = False,
+    log_format: LogFormatOption = "text",
 ) -> None:
     """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
     import uvicorn
