@@ -1,8 +1,9 @@
 """`keel init [PATH] [--template support|tools|voice]`: write a new agent project.
 
-The templates are package data (`keel/cli/templates/<name>/`), copied as they are: every
-one loads with no errors under `keel validate` and its conversation tests pass under
-`keel test PATH/tests`. The target must be a new or an empty folder.
+The templates are package data (`keel/cli/templates/<name>/`), copied as they are; a template
+with a base (`BASES`: voice is the support agent spoken) holds only the files it changes,
+laid over its base's. Every one loads with no errors under `keel validate` and its
+conversation tests pass under `keel test PATH/tests`. The target must be a new or an empty folder.
 """
 
 # lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
@@ -28,14 +29,19 @@ class Template(StrEnum):
     voice = "voice"
 
 
+BASES = {"voice": "support"}
+"""Templates written as their base's files with their own laid over them."""
+
+
 def template_root(name: str) -> Traversable:
     """The folder of template `name` inside the installed package."""
     return files("keel.cli").joinpath("templates", name)
 
 
 def template_files(name: str) -> dict[str, bytes]:
-    """Relative path (forward slashes) -> content, for every file of template `name`."""
-    found: dict[str, bytes] = {}
+    """Relative path (forward slashes) -> content, for every file of template `name` (its
+    base's files first, so its own replace them)."""
+    found: dict[str, bytes] = template_files(BASES[name]) if name in BASES else {}
 
     def walk(folder: Traversable, prefix: str) -> None:
         for child in sorted(folder.iterdir(), key=lambda c: c.name):
