@@ -8,7 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from keel.events.base import JsonValue, freeze_json
-from keel.events.model import HistoryCompressed, ModelCalled
+from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
 from keel.llm.port import (
@@ -22,11 +22,12 @@ from keel.llm.port import (
 )
 from keel.llm.prefix import cache_key
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
-from keel.llm.usage import cost_of, spec_for
+from keel.llm.usage import spec_for
 from keel.loop import lifecycle, stack
 from keel.loop.history import Fitted, Unit, estimate_tokens, fit_history
 from keel.loop.history_log import read_history
 from keel.loop.machine import frame_block
+from keel.loop.model_record import model_called
 from keel.loop.offer import (
     CallMode,
     Offer,
@@ -301,16 +302,6 @@ async def ask_recorded(
     if purpose is not None:
         meta["purpose"] = purpose
     await t.emit(
-        ModelCalled(
-            model=response.model,
-            tier=request.tier,
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            cached_input_tokens=response.usage.cached_input_tokens,
-            cache_write_tokens=response.usage.cache_write_tokens,
-            latency_ms=elapsed,
-            cost=cost_of(spec, response.usage),
-            metadata=meta,  # type: ignore[arg-type]
-        )
+        model_called(request, response, spec=spec, elapsed_ms=elapsed, metadata=meta)  # type: ignore[arg-type]
     )
     return response

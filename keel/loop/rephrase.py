@@ -40,9 +40,10 @@ from keel.llm.port import (
     user_message,
 )
 from keel.llm.tiers import group_id_for
-from keel.llm.usage import cost_of, spec_for
+from keel.llm.usage import spec_for
 from keel.loop.control import said_by_user
 from keel.loop.machine import frame_block
+from keel.loop.model_record import model_called
 from keel.loop.stack import top_block
 from keel.project.definition import AgentDefinition
 from keel.skills import CollectStep
@@ -206,14 +207,4 @@ def _called(
         "request": freeze_json({"messages": sent, "tools": []}),
         "reply": freeze_json(dict(response.to_message())),
     }
-    return ModelCalled(
-        model=response.model,
-        tier=request.tier,
-        input_tokens=response.usage.input_tokens,
-        output_tokens=response.usage.output_tokens,
-        cached_input_tokens=response.usage.cached_input_tokens,
-        cache_write_tokens=response.usage.cache_write_tokens,
-        latency_ms=elapsed_ms,
-        cost=cost_of(spec, response.usage),
-        metadata=meta,
-    )
+    return model_called(request, response, spec=spec, elapsed_ms=elapsed_ms, metadata=meta)
