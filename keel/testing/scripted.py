@@ -26,6 +26,7 @@ from pathlib import Path
 from keel.errors import KeelError
 from keel.llm import Message, ModelError, ModelRequest, ModelResponse, ToolCall
 from keel.llm.errors import InvalidModelRequest, ModelTimeout, ProviderUnavailable, RateLimited
+from keel.llm.none import NoModel
 from keel.source.diagnostics import Diagnostic, diag
 from keel.source.yaml import load_yaml
 from keel.testing.script_replies import (
@@ -149,6 +150,12 @@ class ScriptedModel:
         Raises `InvalidScript` (with `file:line` diagnostics) when the file is unusable.
         """
         return cls(load_script(Path(path)))
+
+
+class AbsentModel(NoModel, ScriptedModel):
+    """The model of a `model: none` test file: the loop sees no model (`has_model` is
+    False) and serves the agent as `--model none` does; it holds no replies, and a request
+    that reaches it anyway raises `NoModelConfigured`."""
 
 
 def load_script(path: Path) -> tuple[ScriptedReply, ...]:

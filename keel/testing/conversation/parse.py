@@ -30,7 +30,7 @@ from keel.testing.conversation.spec import (
 from keel.testing.script_replies import InvalidReply, ScriptedReply, parse_reply
 from keel.testing.yamltext import restore_texts
 
-_FILE_KEYS = frozenset({"agent", "tests", "description"})
+_FILE_KEYS = frozenset({"agent", "tests", "description", "model"})
 _CASE_KEYS = frozenset({"name", "steps", "allow_leftover", "description"})
 _STEP_KEYS = ("user", "model", "bot", "assert", "conversation", "feedback")
 _SIGNALS = ("approve", "reject", "repeat")
@@ -74,9 +74,33 @@ def _document(
         sink.error("test.file.no_tests", line, "`tests:` must be a non-empty list of tests")
         return None
     cases = _cases(raw_tests, line, sink)
+    no_model = _no_model(data, cases, sink)
     if agent is None:
         return None
-    return ConversationFile(path=path, display=sink.file, agent=agent, cases=cases)
+    return ConversationFile(
+        path=path, display=sink.file, agent=agent, cases=cases, no_model=no_model
+    )
+
+
+def _no_model(data: Mapping[object, object], cases: Sequence[ConversationCase], sink: Sink) -> bool:
+    """`model: none` (the only value): the tests run with no model, so no `model:` steps."""
+    if "model" not in data:
+        return False
+    if data["model"] != "none":
+        sink.error(
+            "test.file.model",
+            line_in(data, "model", 1),
+            "`model:` of a test file can only be `none` (the agent served with no model)",
+        )
+        return False
+    for case in cases:
+        if any(isinstance(step, ModelStep) for step in case.steps):
+            sink.error(
+                "test.file.model",
+                case.line,
+                f"test {case.name!r} has `model:` steps, but the file says `model: none`",
+            )
+    return True
 
 
 def _cases(raw: Sequence[object], line: int | None, sink: Sink) -> tuple[ConversationCase, ...]:

@@ -43,7 +43,7 @@ from keel.testing.harness_protocol import (
     Harness,
     SwitchingHarness,
 )
-from keel.testing.scripted import ScriptedModel
+from keel.testing.scripted import AbsentModel, ScriptedModel
 
 HarnessFactory = Callable[[Path, ScriptedModel], Harness]
 """Makes a harness for the agent project at a path, answering through the given model."""
@@ -78,7 +78,7 @@ async def run_case(
     case: ConversationCase, file: ConversationFile, make_harness: HarnessFactory
 ) -> CaseResult:
     """Play one test. `DefinitionError` from the factory propagates (the file is unusable)."""
-    model = ScriptedModel()
+    model = AbsentModel() if file.no_model else ScriptedModel()
     try:
         harness = make_harness(file.agent, model)
     except DefinitionError:

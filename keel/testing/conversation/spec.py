@@ -295,3 +295,6 @@ class ConversationFile:
     """The agent project the tests run against (resolved)."""
 
     cases: tuple[ConversationCase, ...]
+    no_model: bool = False
+    """`model: none`: the agent is served with no model, as `keel run --model none` serves
+    it (offline router, typed extractors, fixed replies); the file has no `model:` steps."""
