@@ -28,7 +28,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -41,6 +41,7 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         5: "adds plan_cache_decided and plan_executed (the plan cache) and the `plan` "
         "response source",
         6: "adds cached_input_tokens and cache_write_tokens to model_called (prompt caching)",
+        7: "adds barge_in (voice channels)",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -85,8 +86,13 @@ def _v5_to_v6(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
+def _v6_to_v7(data: dict[str, object]) -> dict[str, object]:
+    # Version 7 only adds a kind: every version 6 event already has its version 7 shape.
+    return data
+
+
 UPCASTERS: Mapping[int, Upcaster] = MappingProxyType(
-    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 )
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 

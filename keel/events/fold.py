@@ -24,6 +24,8 @@ So are `routing_decided` and `history_compressed` (schema v3): a routing decisio
 is the activation events and stack change that follow it, and compressing the history sent
 to a model changes what the model saw, never the conversation state. `plan_cache_decided`
 and `plan_executed` (schema v5) are records too: a plan's effects are its tool runs.
+`barge_in` (schema v7) is a record of a voice channel: the cancelled turn it follows
+recorded its own end.
 Events that do not fit the state (a step for an unknown frame, a resolution of another
 pause) are ignored: the log is the truth and the fold never fails.
 """

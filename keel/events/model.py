@@ -18,6 +18,7 @@ means adding its class here, to the union, and a bump of the codec's schema summ
 | measurements | model_called, stage_timed |
 | decisions (v3) | routing_decided, history_compressed |
 | plan cache (v5) | plan_cache_decided, plan_executed |
+| voice (v7) | barge_in |
 """
 
 from collections.abc import Mapping
@@ -83,6 +84,7 @@ from keel.events.lifecycle import (
     StepAdvanced,
 )
 from keel.events.plans import PlanCacheDecided, PlanExecuted
+from keel.events.voice import BargeIn
 
 Event: TypeAlias = (
     SkillActivated
@@ -123,6 +125,7 @@ Event: TypeAlias = (
     | HistoryCompressed
     | PlanCacheDecided
     | PlanExecuted
+    | BargeIn
 )
 """Any event Keel writes to a conversation log."""
 
@@ -165,6 +168,7 @@ _ALL: tuple[type[Event], ...] = (
     HistoryCompressed,
     PlanCacheDecided,
     PlanExecuted,
+    BargeIn,
 )
 
 EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType({cls.kind: cls for cls in _ALL})
@@ -173,6 +177,7 @@ EVENT_TYPES: Mapping[str, type[Event]] = MappingProxyType({cls.kind: cls for cls
 __all__ = [
     "EMPTY",
     "EVENT_TYPES",
+    "BargeIn",
     "BotMessage",
     "BotTurnEnded",
     "Button",

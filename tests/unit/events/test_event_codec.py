@@ -93,13 +93,14 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
     assert "tool_call_refused" in SCHEMA_VERSIONS[2]
     assert all(kind in SCHEMA_VERSIONS[3] for kind in _V3_KINDS)
     assert "error_code" in SCHEMA_VERSIONS[4]
     assert "cached_input_tokens" in SCHEMA_VERSIONS[6]
+    assert "barge_in" in SCHEMA_VERSIONS[7]
 
 
 def test_new_events_are_written_at_the_current_version() -> None:
@@ -140,11 +141,9 @@ def test_upcasting_a_v1_event_walks_every_upcaster_in_order() -> None:
         return upcast
 
     old = {"type": "skill_activated", "v": 1, "skill_id": "s"}
-    decoded = decode_event(
-        old, upcasters={1: step(1), 2: step(2), 3: step(3), 4: step(4), 5: step(5)}
-    )
+    decoded = decode_event(old, upcasters={n: step(n) for n in range(1, 7)})
     assert decoded == SkillActivated(skill_id="s")
-    assert seen == [1, 2, 3, 4, 5]
+    assert seen == [1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.parametrize("kind", ["tool_executed", "mcp_tool_executed"])

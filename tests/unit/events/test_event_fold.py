@@ -318,6 +318,7 @@ def test_every_kind_is_either_folded_or_knowingly_ignored() -> None:
         "stage_timed",
         "plan_cache_decided",
         "plan_executed",
+        "barge_in",
     }
 
 

@@ -83,6 +83,10 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
         6: _V1_KINDS
         | {"tool_call_refused", "routing_decided", "history_compressed"}
         | {"plan_cache_decided", "plan_executed"},
+        7: _V1_KINDS
+        | {"tool_call_refused", "routing_decided", "history_compressed"}
+        | {"plan_cache_decided", "plan_executed"}
+        | {"barge_in"},
     }
 )
 """Schema version -> every event kind that existed at it (what its fixture must hold)."""

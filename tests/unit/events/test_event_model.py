@@ -75,6 +75,7 @@ ALL_KINDS = SEED_001_KINDS | {
     "history_compressed",
     "plan_cache_decided",
     "plan_executed",
+    "barge_in",
 }
 
 
