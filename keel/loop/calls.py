@@ -13,7 +13,7 @@ import json
 
 from keel.events.model import BotMessage, RoutingDecided
 from keel.llm.port import AssistantChatMessage, Message, ModelResponse, ToolCall
-from keel.loop import blocks_run, lifecycle, stack
+from keel.loop import blocks_run, lifecycle, stack, voice
 from keel.loop.builtins import run_builtin
 from keel.loop.machine import frame_block
 from keel.loop.offer import LISTEN, Offer, eligible_skills
@@ -99,9 +99,12 @@ async def _tool_calls(
         "content": text or None,
         "tool_calls": [c.to_message_part() for c in calls],
     }
+    first = t.model_calls == 1
     t.transcript.append(message)
     if text:
-        await t.say(BotMessage(text=text, response_source="llm"), in_transcript=False)
+        # In voice, on the turn's first call, the text is a filler said while tools run.
+        beside = voice.beside_tools(t.state, t.definition.config.prompts, text, first_call=first)
+        await t.say(beside, in_transcript=False)
     by_name = {o.name: o for o in offers}
     cap = t.definition.config.max_tool_calls_per_reply
     stop = Next.CONTINUE

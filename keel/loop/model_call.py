@@ -44,6 +44,7 @@ from keel.loop.prompt import (
     system_prompt,
 )
 from keel.loop.turn import TurnContext
+from keel.loop.voice import channel_of
 from keel.project.model_groups import ModelSpec
 from keel.skills import CollectStep
 
@@ -147,6 +148,7 @@ def build_request(
         schema=t.definition.memory,
         memory=t.state.memory,
         canned_replies=tuple(t.canned),
+        channel=channel_of(t.state),
     )
     prompt = system_prompt(inputs)
     # The stable part opens the request and the volatile part (step, memory, clock) closes
