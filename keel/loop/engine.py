@@ -142,6 +142,13 @@ class Engine:
                 now = self.clock.now().timestamp()
                 return await self.plans.feedback(recorder, history, turn_id, signal, now)
 
+    async def record(self, conversation_id: str, *events: Event) -> None:
+        """Append records a channel makes between turns (a voice barge-in), in the
+        conversation's order: under its lock, after any turn running for it."""
+        async with self._lock(conversation_id):
+            async with self._open(conversation_id, None) as (_history, recorder):
+                await recorder.emit(*events)
+
     async def _refresh_definition(self) -> None:
         if self.definitions is not None:
             self.definition = await self.definitions.current()
