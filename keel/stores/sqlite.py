@@ -1,12 +1,24 @@
-"""The SQLite backend: a file database in WAL mode, driven through aiosqlite.
+"""The SQLite backend: a file database in WAL mode, on the standard `sqlite3` module.
 
-Python's sqlite3 driver begins transactions lazily and only before DML, which breaks both
-transactional DDL and the read-then-insert of an append. So the driver's own transaction
-handling is switched off and SQLAlchemy's `begin` emits BEGIN itself: BEGIN IMMEDIATE for
-connections marked as writers (taking the write lock before reading the last seq, so two
-writers are serialised and the second sees the first's events), plain BEGIN for readers.
-WAL lets readers proceed while a writer holds the lock; `busy_timeout` makes a second
-writer wait for the lock instead of failing at once.
+The hot path (append, read, last seq) runs on plain `sqlite3` connections owned by threads
+of their own (`keel.stores.sqlite_threads`): one writer thread per file and process, which
+every store of this process on the file shares, and two reader threads. An append is one
+job for the writer: BEGIN IMMEDIATE (taking the write lock before reading the last seq, so
+writers of other processes are serialised too and the second sees the first's events), the
+seq check, one `executemany` of the whole batch and COMMIT, handed over and answered with
+one thread hop each way. Events are encoded by `keel.events.codec` before the hand-over.
+WAL lets readers proceed while a writer holds the lock; `busy_timeout` makes a writer of
+another process wait for the lock instead of failing at once.
+
+`synchronous` is NORMAL or FULL (`SYNCHRONOUS` is the default; docs/events.md says what
+each can lose): in WAL mode both survive a crash of the process, only FULL also survives
+a power loss or an operating-system crash.
+
+Migrations, listing and the other tables of the database (the knowledge index, the plan
+cache: `engine`) go through SQLAlchemy on aiosqlite, whose connections hand transaction
+control to SQLAlchemy: its `begin` emits BEGIN IMMEDIATE for connections marked as
+writers, plain BEGIN for readers (Python's driver would begin lazily, before DML only,
+which breaks transactional DDL).
 
 `conversation_lock` is an in-process asyncio lock (shared by every store of this process on
 the same file). Several processes may read and append to one file safely, but they do not
@@ -22,18 +34,32 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from keel.errors import ConcurrencyConflict, StoreError
+from keel.events.codec import SCHEMA_VERSION, dumps_event, loads_event
+from keel.events.model import Event
 from keel.ids import Clock
+from keel.stores.port import StoredEvent
 from keel.stores.sql import WRITE_OPTION, SqlEventStore
+from keel.stores.sqlite_threads import Connector, SqliteFile, acquire_file, release_file
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a writer waits for another writer's lock before failing."""
+
+Synchronous = Literal["NORMAL", "FULL"]
+
+SYNCHRONOUS: Synchronous = "FULL"
+"""The event connections' `PRAGMA synchronous` (docs/events.md: durability)."""
+
+DB_ERRORS = (sqlite3.Error, OSError)
+"""What a `sqlite3` call may raise that becomes `StoreError`."""
 
 PRIVATE_FOLDER_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -123,38 +149,183 @@ def _on_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
 
 
+_LAST_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM events WHERE conversation_id = ?"
+_INSERT_SQL = (
+    "INSERT INTO events (conversation_id, seq, kind, schema_version, data, recorded_at) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+_READ_SQL = "SELECT seq, data FROM events WHERE conversation_id = ? AND seq > ? ORDER BY seq"
+
+_Row = tuple[str, int, str, int, str, float]
+
+
+def event_connector(path: Path, synchronous: Synchronous) -> Connector:
+    """Opens a `sqlite3` connection on `path` for the event threads: autocommit (every
+    transaction is begun explicitly), WAL, the busy timeout and `synchronous`."""
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _enable_wal(conn)
+            conn.execute(f"PRAGMA synchronous = {synchronous}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    return connect
+
+
+def _stored_last_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
+    row = conn.execute(_LAST_SEQ_SQL, (conversation_id,)).fetchone()
+    return int(row[0])
+
+
+def _append_rows(
+    conn: sqlite3.Connection, conversation_id: str, expected_seq: int, rows: list[_Row]
+) -> int:
+    """The writer's job: insert `rows` if the last seq is `expected_seq`, in one transaction.
+    Returns the last seq found (the rows were written if and only if it is `expected_seq`)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        actual = _stored_last_seq(conn, conversation_id)
+        if actual != expected_seq:
+            conn.execute("ROLLBACK")
+            return actual
+        conn.executemany(_INSERT_SQL, rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return actual
+
+
+def _read_rows(
+    conn: sqlite3.Connection, conversation_id: str, after_seq: int
+) -> list[tuple[int, str]]:
+    return conn.execute(_READ_SQL, (conversation_id, after_seq)).fetchall()
+
+
+def _ping(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT 1").fetchone()
+
+
 class SqliteEventStore(SqlEventStore):
     """`EventStore` in a SQLite file. Several instances (or processes) may share one file;
     `conversation_lock` serialises turns within one process only.
 
-    SQLite has one writer at a time: writes of this process queue on an asyncio lock
-    instead of racing for `BEGIN IMMEDIATE` and backing off in the busy handler, which
-    otherwise gives long latency tails under concurrent turns (bench/RESULTS.md).
+    SQLite has one writer at a time: the appends of this process queue on the file's one
+    writer thread instead of racing for `BEGIN IMMEDIATE` and backing off in the busy
+    handler, which otherwise gives long latency tails under concurrent turns.
     """
 
-    _write_lock: asyncio.Lock | None = None
-
-    async def _insert(
-        self, conversation_id: str, expected_seq: int, rows: list[dict[str, object]]
+    def __init__(
+        self, engine: AsyncEngine, file: SqliteFile, *, clock: Clock | None, lock_scope: str
     ) -> None:
-        if self._write_lock is None:
-            self._write_lock = asyncio.Lock()
-        async with self._write_lock:
-            await super()._insert(conversation_id, expected_seq, rows)
+        """Prefer `open`. `file` holds the event threads of the database `engine` is on."""
+        super().__init__(engine, clock=clock, lock_scope=lock_scope)
+        self._file: SqliteFile | None = file
+
+    def _threads(self) -> SqliteFile:
+        if self._file is None:
+            raise StoreError("the SQLite event store is closed")
+        return self._file
+
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+    ) -> list[StoredEvent]:
+        """See `EventStore.append`."""
+        if not events:
+            actual = await self.last_seq(conversation_id)
+            if actual != expected_seq:
+                raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+            return []
+        now = self._clock.now().timestamp()
+        rows: list[_Row] = [
+            (conversation_id, seq, event.kind, SCHEMA_VERSION, dumps_event(event), now)
+            for seq, event in enumerate(events, start=expected_seq + 1)
+        ]
+        writer = self._threads().writer
+        try:
+            actual = await writer.call(_append_rows, conversation_id, expected_seq, rows)
+        except sqlite3.IntegrityError as exc:
+            # Another writer stored one of our seqs between our check and our insert.
+            actual = await self.last_seq(conversation_id)
+            if actual == expected_seq:
+                raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual) from exc
+        except DB_ERRORS as exc:
+            raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+        if actual != expected_seq:
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=seq, event=event)
+            for seq, event in enumerate(events, start=expected_seq + 1)
+        ]
+
+    async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        """See `EventStore.read`."""
+        readers = self._threads().readers
+        try:
+            rows = await readers.call(_read_rows, conversation_id, after_seq)
+        except DB_ERRORS as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
+            for seq, data in rows
+        ]
+
+    async def last_seq(self, conversation_id: str) -> int:
+        """See `EventStore.last_seq`."""
+        readers = self._threads().readers
+        try:
+            return await readers.call(_stored_last_seq, conversation_id)
+        except DB_ERRORS as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+
+    async def close(self) -> None:
+        """Stop using the file's event threads (the last store on it stops them) and
+        dispose of the engine."""
+        file, self._file = self._file, None
+        try:
+            if file is not None:
+                await asyncio.to_thread(release_file, file)
+        finally:
+            await super().close()
 
     @classmethod
-    async def open(cls, path: str | Path, *, clock: Clock | None = None) -> SqliteEventStore:
-        """Open (creating it and its parent folders if needed) and migrate the file at `path`."""
+    async def open(
+        cls, path: str | Path, *, clock: Clock | None = None, synchronous: Synchronous | None = None
+    ) -> SqliteEventStore:
+        """Open (creating it and its parent folders if needed) and migrate the file at `path`.
+
+        `synchronous` overrides `SYNCHRONOUS` for this store's event connections.
+        """
         file = Path(path)
         if os.name == "posix":
             make_private(file)
         else:
             file.parent.mkdir(parents=True, exist_ok=True)
         scope = f"sqlite:{file.resolve()}"
-        store = cls(create_sqlite_engine(file), clock=clock, lock_scope=scope)
+        engine = create_sqlite_engine(file)
+        mode: Synchronous = synchronous or SYNCHRONOUS
+        threads: SqliteFile | None = None
         try:
-            await store.migrate()
+            await SqlEventStore(engine, clock=clock).migrate()
+            threads = acquire_file(file, mode, lambda: event_connector(file, mode))
+            await threads.writer.call(_ping)
+        except DB_ERRORS as exc:
+            await _abandon(engine, threads)
+            raise StoreError(f"opening the SQLite event store {file} failed: {exc}") from exc
         except BaseException:
-            await store.close()
+            await _abandon(engine, threads)
             raise
-        return store
+        return cls(engine, threads, clock=clock, lock_scope=scope)
+
+
+async def _abandon(engine: AsyncEngine, threads: SqliteFile | None) -> None:
+    if threads is not None:
+        await asyncio.to_thread(release_file, threads)
+    await engine.dispose()

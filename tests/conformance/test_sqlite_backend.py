@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from keel.errors import ConcurrencyConflict, StoreError
 from keel.events.codec import SCHEMA_VERSION
 from keel.events.errors import EventDecodeError
 from keel.events.model import SkillActivated
+from keel.stores import sqlite as sqlite_backend
 from keel.stores import tables
 from keel.stores.errors import StoreSchemaTooNew, UnsupportedStoreUrl
 from keel.stores.factory import open_store
@@ -146,18 +148,20 @@ async def test_a_unique_violation_becomes_a_conflict_and_writes_nothing(
     # Simulate the race the pre-check cannot see (e.g. PostgreSQL under READ COMMITTED):
     # the check inside the transaction reports a stale last seq, the insert then collides.
     await store.append("c", 0, [SkillActivated(skill_id="a"), SkillActivated(skill_id="b")])
-    real = SqlEventStore._last_seq
+    real = sqlite_backend._stored_last_seq
     calls = 0
 
-    async def stale_once(conn: object, conversation_id: str) -> int:
+    def stale_once(conn: sqlite3.Connection, conversation_id: str) -> int:
         nonlocal calls
         calls += 1
-        return 1 if calls == 1 else await real(conn, conversation_id)  # type: ignore[arg-type]
+        return 1 if calls == 1 else real(conn, conversation_id)
 
-    monkeypatch.setattr(SqlEventStore, "_last_seq", staticmethod(stale_once))
+    monkeypatch.setattr(sqlite_backend, "_stored_last_seq", stale_once)
     with pytest.raises(ConcurrencyConflict) as info:
         await store.append("c", 1, [SkillActivated(skill_id="x"), SkillActivated(skill_id="y")])
     assert (info.value.expected, info.value.actual) == (1, 2)
+    assert isinstance(info.value.__cause__, sqlite3.IntegrityError)
+    assert calls == 2  # the writer's stale check, then the re-read after the collision
     monkeypatch.undo()
     assert [item.event.skill_id for item in await store.read("c")] == ["a", "b"]  # type: ignore[union-attr]
 
@@ -249,3 +253,130 @@ async def test_concurrent_first_opens_migrate_once(tmp_path: Path) -> None:
     assert [await s.migrate() for s in stores] == [[], [], [], []]
     for opened in stores:
         await opened.close()
+
+
+# The sqlite3 hot path: one writer thread per file, files of the SQLAlchemy path -------
+
+
+async def test_a_file_written_through_sqlalchemy_opens_reads_and_continues(
+    tmp_path: Path,
+) -> None:
+    # The SQLAlchemy store (aiosqlite) is what wrote every SQLite file before the sqlite3
+    # path; its files must open, read and take appends, and it must read what we append.
+    path = tmp_path / "events.db"
+    engine = create_sqlite_engine(path)
+    old = SqlEventStore(engine)
+    await old.migrate()
+    await old.append("c", 0, [SkillActivated(skill_id="a"), SkillActivated(skill_id="b")])
+    store = await SqliteEventStore.open(path)
+    try:
+        assert [item.event for item in await store.read("c")] == [
+            SkillActivated(skill_id="a"),
+            SkillActivated(skill_id="b"),
+        ]
+        assert await store.migrate() == []
+        await store.append("c", 2, [SkillActivated(skill_id="c")])
+        with pytest.raises(ConcurrencyConflict):
+            await old.append("c", 2, [SkillActivated(skill_id="late")])
+        assert [item.event for item in await old.read("c")][-1] == SkillActivated(skill_id="c")
+        assert await old.list_conversations() == await store.list_conversations()
+    finally:
+        await store.close()
+        await engine.dispose()
+
+
+def _pragma(conn: sqlite3.Connection, name: str) -> object:
+    return conn.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+@pytest.mark.parametrize(("mode", "value"), [("FULL", 2), ("NORMAL", 1)])
+async def test_event_connections_use_wal_and_the_synchronous_setting(
+    tmp_path: Path, mode: sqlite_backend.Synchronous, value: int
+) -> None:
+    store = await SqliteEventStore.open(tmp_path / "events.db", synchronous=mode)
+    try:
+        threads = store._threads()
+        for pool in (threads.writer, threads.readers):
+            assert await pool.call(_pragma, "journal_mode") == "wal"
+            assert await pool.call(_pragma, "busy_timeout") == 10_000
+            assert await pool.call(_pragma, "synchronous") == value
+    finally:
+        await store.close()
+
+
+async def test_the_default_synchronous_setting_is_the_documented_one(tmp_path: Path) -> None:
+    store = await SqliteEventStore.open(tmp_path / "events.db")
+    try:
+        found = await store._threads().writer.call(_pragma, "synchronous")
+    finally:
+        await store.close()
+    assert found == {"NORMAL": 1, "FULL": 2}[sqlite_backend.SYNCHRONOUS]
+
+
+async def test_stores_on_one_file_share_one_writer_until_the_last_closes(tmp_path: Path) -> None:
+    path = tmp_path / "events.db"
+    first, second = await SqliteEventStore.open(path), await SqliteEventStore.open(path)
+    other = await SqliteEventStore.open(tmp_path / "other.db")
+    shared = first._threads()
+    assert second._threads() is shared
+    assert other._threads() is not shared
+    await first.close()
+    await second.append("c", 0, [SkillActivated(skill_id="s")])
+    assert await second.last_seq("c") == 1
+    await second.close()
+    await other.close()
+    third = await SqliteEventStore.open(path)
+    assert third._threads() is not shared
+    assert await third.last_seq("c") == 1
+    await third.close()
+
+
+async def test_a_closed_store_raises_a_store_error(tmp_path: Path) -> None:
+    store = await SqliteEventStore.open(tmp_path / "events.db")
+    await store.close()
+    with pytest.raises(StoreError, match="closed"):
+        await store.append("c", 0, [SkillActivated(skill_id="s")])
+    with pytest.raises(StoreError, match="closed"):
+        await store.read("c")
+
+
+async def test_a_cancelled_append_leaves_the_writer_usable(store: SqliteEventStore) -> None:
+    appending = asyncio.create_task(store.append("c", 0, [SkillActivated(skill_id="s")]))
+    await asyncio.sleep(0)
+    appending.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await appending
+    # The transaction was handed over before the cancellation: the cancelled append ended
+    # only once it had committed, so the next one sees it.
+    assert await store.last_seq("c") == 1
+    await store.append("c", 1, [SkillActivated(skill_id="t")])
+    assert await store.last_seq("c") == 2
+
+
+async def test_a_database_error_is_a_store_error(store: SqliteEventStore) -> None:
+    def drop_events(conn: sqlite3.Connection) -> None:
+        conn.execute("DROP TABLE events")
+
+    await store._threads().writer.call(drop_events)
+    with pytest.raises(StoreError, match="append to 'c' failed: no such table"):
+        await store.append("c", 0, [SkillActivated(skill_id="s")])
+    with pytest.raises(StoreError, match="reading 'c' failed"):
+        await store.read("c")
+
+
+async def test_a_large_batch_is_one_transaction(store: SqliteEventStore) -> None:
+    # All or nothing: a batch whose last row fails leaves none of its rows behind.
+    def refuse_seq(conn: sqlite3.Connection, seq: int) -> None:
+        conn.execute(
+            f"CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.seq = {seq} "
+            "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
+
+    await store._threads().writer.call(refuse_seq, 500)
+    batch = [SkillActivated(skill_id=f"s{i}") for i in range(500)]
+    with pytest.raises(StoreError, match="refused"):
+        await store.append("c", 0, batch)
+    assert await store.read("c") == []
+    assert await store.last_seq("c") == 0
+    await store.append("c", 0, batch[:499])
+    assert [item.seq for item in await store.read("c", after_seq=497)] == [498, 499]

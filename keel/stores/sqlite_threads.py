@@ -1,0 +1,171 @@
+"""Threads that own SQLite connections, and the asyncio side that hands them work.
+
+The standard `sqlite3` module blocks, so its connections live on threads of their own and
+the event loop hands each call over as one job: one queue put on the way in, one
+`call_soon_threadsafe` on the way back, whatever the call does (a whole append transaction
+with its `executemany` is a single job). A connection is opened, used and closed on its own
+thread only.
+
+* `ConnectionThreads`: one queue served by `count` threads, each with its own connection.
+  The writer of a file is one of these with one thread; its readers another.
+* `SqliteFile`: the writer and the readers of one database file, shared (counted) by every
+  store of this process on that file, so two stores on one file queue on one writer
+  instead of racing for SQLite's write lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
+
+Connector = Callable[[], sqlite3.Connection]
+"""Opens and sets up one connection (runs on the thread that will own it)."""
+
+_Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+
+
+def _resolve(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.cancelled():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class ConnectionThreads:
+    """`count` daemon threads, each owning one connection, serving one job queue."""
+
+    def __init__(self, connect: Connector, *, count: int, name: str) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._serve, args=(connect,), name=f"{name}-{i}", daemon=True)
+            for i in range(count)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    async def call(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """`fn(connection, *args)`, run on one of the threads.
+
+        A job handed over runs to its end: a caller cancelled meanwhile waits for that end
+        before it sees the cancellation, so when `call` returns or raises, the job (a whole
+        transaction) is over and whoever runs next sees its outcome.
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[_T] = loop.create_future()
+        self._jobs.put((fn, args, loop, future))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            await asyncio.wait([future])
+            raise
+
+    def stop(self) -> None:
+        """Let the queued jobs finish, close the connections and wait for the threads."""
+        for _ in self._threads:
+            self._jobs.put(None)
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join()
+
+    def _serve(self, connect: Connector) -> None:
+        conn: sqlite3.Connection | None = None
+        failure: BaseException | None = None
+        try:
+            conn = connect()
+        except Exception as exc:  # reported to every job: the opener's first call fails
+            failure = exc
+        try:
+            while (job := self._jobs.get()) is not None:
+                fn, args, loop, future = job
+                try:
+                    if failure is not None:
+                        raise failure
+                    result = fn(conn, *args)
+                except Exception as exc:
+                    outcome: tuple[bool, Any] = (False, exc)
+                else:
+                    outcome = (True, result)
+                try:
+                    loop.call_soon_threadsafe(_resolve, future, *outcome)
+                except RuntimeError:  # the caller's loop is closed: nobody is waiting
+                    pass
+        finally:
+            if conn is not None:
+                conn.close()
+
+
+@dataclass(kw_only=True, slots=True)
+class SqliteFile:
+    """The connection threads of one database file in this process."""
+
+    key: tuple[str, str]
+    writer: ConnectionThreads
+    """One thread: every write of this process to the file goes through it, in order."""
+
+    readers: ConnectionThreads
+    users: int = 0
+
+
+READER_THREADS = 2
+"""Reader connections per file: reads of several conversations proceed side by side (WAL
+readers never wait for the writer) while one is decoding."""
+
+_files: dict[tuple[str, str], SqliteFile] = {}
+_files_lock = threading.Lock()
+
+
+def acquire_file(path: Path, synchronous: str, connect: Callable[[], Connector]) -> SqliteFile:
+    """The shared threads of `path` (started on first use); `release_file` when done.
+
+    `connect()` makes the connector for new threads; stores opening a file already open in
+    this process with the same `synchronous` setting share its threads.
+    """
+    key = (str(path.resolve()), synchronous)
+    with _files_lock:
+        file = _files.get(key)
+        if file is None:
+            connector = connect()
+            file = SqliteFile(
+                key=key,
+                writer=ConnectionThreads(connector, count=1, name="keel-sqlite-writer"),
+                readers=ConnectionThreads(
+                    connector, count=READER_THREADS, name="keel-sqlite-reader"
+                ),
+            )
+            _files[key] = file
+        file.users += 1
+    return file
+
+
+def release_file(file: SqliteFile) -> None:
+    """Drop one user of `file`; the last one stops its threads (blocks until they end)."""
+    with _files_lock:
+        file.users -= 1
+        if file.users > 0:
+            return
+        if _files.get(file.key) is file:
+            del _files[file.key]
+    file.writer.stop()
+    file.readers.stop()
+
+
+def _forget_after_fork() -> None:
+    # A forked child has none of the parent's threads; it opens its own on first use.
+    global _files_lock
+    _files.clear()
+    _files_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
