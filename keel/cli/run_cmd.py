@@ -1,12 +1,15 @@
 """`keel run PATH`: serve an agent over HTTP with uvicorn.
 
-Safe by default: bound to 127.0.0.1, and when no API key is configured a key for this
-run is generated and printed (scopes chat and admin); serving on any other address
+Safe by default: bound to 127.0.0.1, and when no API key is configured a local key is
+used and printed (scopes chat and admin), kept in `.keel/local-key` (mode 0600) across
+restarts unless `--new-key` (`keel.cli.local_key`); serving on any other address
 without configured keys is refused. Keys come from `KEEL_API_KEYS` and/or a keys file
 (`--keys`, `KEEL_API_KEYS_FILE`), see docs/deploy.md. The event store is SQLite under
 `.keel/` of the current directory unless `--database-url` / `KEEL_DATABASE_URL` says
 otherwise. Settings reach the uvicorn workers as JSON in `KEEL_SERVER_SETTINGS`.
 `--rasa-no-key` (Rasa's channels without a key) is refused on any address but loopback.
+`--reload` watches the project and swaps a changed agent in between turns, keeping the
+old one while the new one has errors (`keel.server.runtime.ServerRuntime.reload`).
 """
 
 # lazy imports: each command imports what it uses when it runs (`keel --help` loads no server).
@@ -14,16 +17,18 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from keel.cli.local_key import LocalKey, local_key, new_secret
 from keel.source.diagnostics import has_errors
 
 if TYPE_CHECKING:
     from keel.project.definition import AgentDefinition
+    from keel.project.model_groups import ModelSpec
     from keel.server.auth import KeyRing
     from keel.server.settings import ServerSettings
     from keel.source.diagnostics import Diagnostic
@@ -58,8 +63,11 @@ def _salt(env: dict[str, str]) -> tuple[bytes, bool]:
     return KeyRing.new_salt(), False
 
 
-def load_keys(env: dict[str, str], keys_file: Path | None) -> tuple[KeyRing, str | None]:
-    """(KeyRing, generated local secret or None) from the environment and the keys file."""
+def load_keys(
+    env: dict[str, str], keys_file: Path | None, local_secret: Callable[[], str] = new_secret
+) -> tuple[KeyRing, str | None]:
+    """(KeyRing, local secret or None) from the environment and the keys file; with no key
+    configured the ring holds the local key `local_secret()` gives (a new one by default)."""
     from keel.server.auth import KeyConfigError, KeyRing, check_unique, parse_keys
 
     salt, configured = _salt(env)
@@ -77,7 +85,7 @@ def load_keys(env: dict[str, str], keys_file: Path | None) -> tuple[KeyRing, str
         raise typer.BadParameter(str(exc)) from None
     if keys:
         return KeyRing(salt=salt, keys=keys), None
-    secret = f"keel-local-{secrets.token_urlsafe(24)}"
+    secret = local_secret()
     local = parse_keys(f"{LOCAL_KEY_NAME}:chat,admin:{secret}", salt)
     return KeyRing(salt=salt, keys=local), secret
 
@@ -133,13 +141,47 @@ def _check_embedder(definition: AgentDefinition) -> None:
         raise typer.Exit(2) from None
 
 
-def _banner(agent: str, host: str, port: int, secret: str | None) -> str:
+def model_mode(spec: str | None, definition: AgentDefinition) -> str:
+    """What answers where a model would: `none`, `scripted (FILE)`, or provider and model."""
+    if spec == "none":
+        return "none (no model: offline router, typed extractors, fixed replies)"
+    if spec is not None:
+        return f"scripted ({spec.partition(':')[2]})"
+    from keel.llm.tiers import TIERS, resolve
+
+    integrations = definition.integrations
+    default = resolve(integrations, "default")
+    text = _group_text(default.models[0]) if default.models else default.id
+    others = []
+    for tier in TIERS:
+        group = resolve(integrations, tier)
+        if tier != "default" and group.id != default.id and group.models:
+            others.append(f"{tier}: {_group_text(group.models[0])}")
+    return text + (f" ({', '.join(others)})" if others else "")
+
+
+def _group_text(spec: ModelSpec) -> str:
+    return f"{spec.provider} {spec.model}"
+
+
+def _banner(
+    agent: str,
+    host: str,
+    port: int,
+    secret: str | None,
+    *,
+    mode: str = "",
+    key: LocalKey | None = None,
+    reload: bool = False,
+) -> str:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     # The pages take a key from `#key=`: a fragment never reaches the server or its logs.
     fragment = f"#key={secret}" if secret is not None else ""
     lines = [
         f"Keel is serving {agent} at {base}",
+        f"  model           {mode}" if mode else "",
+        "  reload          on: the agent is reloaded when its files change" if reload else "",
         f"  web chat        {base}/ui/chat{fragment}",
         f"  Inspector       {base}/ui/inspector{fragment}",
         f"  plan console    {base}/ui/plans{fragment}",
@@ -152,12 +194,26 @@ def _banner(agent: str, host: str, port: int, secret: str | None) -> str:
     ]
     if secret is not None:
         lines += [
-            "No API key is configured, so this run has its own key (scopes chat, admin):",
+            "No API key is configured, so this run uses a local key (scopes chat, admin):",
             f"  {secret}",
+            *_key_lines(key),
             f"  curl -H 'Authorization: Bearer {secret}' -H 'Content-Type: application/json' \\",
             f'       -d \'{{"text": "hello"}}\' {base}/v1/conversations/demo/messages',
         ]
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)
+
+
+def _key_lines(key: LocalKey | None) -> list[str]:
+    if key is None:
+        return []
+    if key.path is None:
+        return [f"  (not kept: {key.note}; the next run makes a new one)"]
+    kept = {
+        "kept": f"  kept in {key.path} (mode 0600) from an earlier run",
+        "new": f"  kept in {key.path} (mode 0600) for the next runs",
+        "replaced": f"  a new key, kept in {key.path} (mode 0600): {key.note}",
+    }[key.origin]
+    return [kept, "  (keel run --new-key replaces it)"]
 
 
 def build_settings(
@@ -171,14 +227,18 @@ def build_settings(
     cwd: Path,
     cors_origins: str | None = None,
     rasa_no_key: bool = False,
+    local_secret: Callable[[], str] = new_secret,
+    reload: bool = False,
 ) -> tuple[ServerSettings, str | None]:
-    """The server settings for `keel run`, and the generated local key (if one was made)."""
+    """The server settings for `keel run`, and the local key (when no key is configured:
+    `local_secret()` on a loopback address, which keeps it; a throwaway one elsewhere,
+    refused)."""
     from keel.server.cors import parse_origins
     from keel.server.http_protocol import read_timeout
     from keel.server.ratelimit import RateLimit
     from keel.server.settings import DEFAULT_MAX_BODY_BYTES, ServerSettings
 
-    keys, secret = load_keys(env, keys_file)
+    keys, secret = load_keys(env, keys_file, local_secret if is_loopback(host) else new_secret)
     if secret is not None and not is_loopback(host):
         raise typer.BadParameter(
             f"refusing to serve on {host} without API keys: set KEEL_API_KEYS or --keys",
@@ -208,6 +268,7 @@ def build_settings(
         max_body_bytes=max_body,
         cors_origins=origins,
         rasa_no_key=rasa_no_key,
+        reload=reload,
     )
     return settings, secret
 
@@ -252,6 +313,21 @@ RasaNoKeyOption = Annotated[
         "(loopback addresses only).",
     ),
 ]
+ReloadOption = Annotated[
+    bool,
+    typer.Option(
+        "--reload",
+        help="Reload the agent when its files change (between turns; the old one is kept "
+        "while the new one has errors). One worker.",
+    ),
+]
+NewKeyOption = Annotated[
+    bool,
+    typer.Option(
+        "--new-key",
+        help="Replace the local key kept in .keel/local-key (used when no API key is set).",
+    ),
+]
 LogFormatOption = Annotated[
     str,
     typer.Option(
@@ -274,6 +350,8 @@ def run_command(
     cors_origins: CorsOption = None,
     rasa_no_key: RasaNoKeyOption = False,
     log_format: LogFormatOption = "text",
+    reload: ReloadOption = False,
+    new_key: NewKeyOption = False,
 ) -> None:
     """Serve an agent over HTTP (chat API, SSE, REST webhook, OpenAI-compatible)."""
     import uvicorn
@@ -287,10 +365,22 @@ def run_command(
         raise typer.BadParameter(
             f"{log_format!r} is not one of {', '.join(LOG_FORMATS)}", param_hint="--log-format"
         )
+    if reload and workers > 1:
+        raise typer.BadParameter(
+            "--reload serves with one worker (each would reload on its own)",
+            param_hint="--workers",
+        )
     definition = _check_project(path)
     _check_model(model, definition)
     _check_embedder(definition)
     env = dict(os.environ)
+    kept: list[LocalKey] = []
+
+    def keep_local_key() -> str:
+        key = local_key(Path.cwd(), renew=new_key)
+        kept.append(key)
+        return key.secret
+
     settings, secret = build_settings(
         path,
         host=host,
@@ -301,8 +391,13 @@ def run_command(
         cwd=Path.cwd(),
         cors_origins=cors_origins,
         rasa_no_key=rasa_no_key,
+        local_secret=keep_local_key,
+        reload=reload,
     )
-    typer.echo(_banner(definition.config.id or definition.root.name, host, port, secret))
+    agent = definition.config.id or definition.root.name
+    mode = model_mode(model, definition)
+    key = kept[0] if kept else None
+    typer.echo(_banner(agent, host, port, secret, mode=mode, key=key, reload=reload))
     os.environ[SETTINGS_ENV] = settings.to_json()
     # Workers leave when this master dies, even by SIGKILL (keel.server.master_watch).
     os.environ.pop(MASTER_PID_ENV, None)

@@ -8,6 +8,12 @@ the plan cache store (the engine's, else one beside the event store). With an
 offered to the broker's publisher (`keel.broker`). Closed on shutdown: running turns are
 cancelled (and recorded as cancelled), the broker's queue is flushed (for a few seconds
 at most), then the MCP servers (local server processes stop) and the store are closed.
+
+With `settings.reload` (`keel run --reload`) the project folder is watched
+(`keel.server.reload`): on a change the agent is loaded again and, once no turn is running
+in this process, swapped in (engine, MCP servers, plan store); the store, the run registry,
+the keys and the broker stay. A project with errors is not swapped in: its diagnostics are
+logged and the old definition goes on serving.
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ from keel.project.definition import AgentDefinition
 from keel.project.load import load_project
 from keel.server.model_spec import build_model
 from keel.server.ratelimit import RateLimiter
+from keel.server.reload import (
+    forget_project_modules,
+    log_diagnostics,
+    project_revision,
+    watch_project,
+)
 from keel.server.runs import RunRegistry
 from keel.server.settings import ServerSettings
 from keel.source.diagnostics import has_errors
@@ -38,6 +50,7 @@ from keel.stores.port import EventStore
 from keel.stores.sql import SqlEventStore
 
 log = logging.getLogger("keel.server")
+reload_log = logging.getLogger("keel.server.reload")
 
 if TYPE_CHECKING:
     from keel.loop.turn import PlanCascade
@@ -66,6 +79,10 @@ class _Open:
     """The offline router's skill index being built at startup, when turns will use it."""
     publisher: EventPublisher | None = None
     """The event broker's publisher (`event_broker` in endpoints.yml), if any."""
+    engine_store: EventStore | None = None
+    """The store the engine writes to (`store`, or the broker's `PublishingStore` on it)."""
+    revision: str = ""
+    """`project_revision` of the files the definition was loaded from."""
 
 
 def _start_warming(engine: Engine) -> asyncio.Task[None] | None:
@@ -122,6 +139,7 @@ class ServerRuntime:
         self.limiter = RateLimiter(settings.rate_limit, self.clock)
         self._engine_factory = engine_factory or self._default_engine
         self._open: _Open | None = None
+        self._watching: tuple[asyncio.Task[None], asyncio.Event] | None = None
 
     def _default_engine(self, definition: AgentDefinition, store: EventStore) -> Engine:
         model = build_model(self.settings.model, definition)
@@ -129,6 +147,7 @@ class ServerRuntime:
 
     async def open(self) -> None:
         """Load the agent, connect its MCP servers, open the store and build the engine."""
+        revision = project_revision(self.settings.project)
         definition, diagnostics = load_project(self.settings.project)
         if definition is None or has_errors(diagnostics):
             raise DefinitionError(diagnostics)
@@ -160,9 +179,90 @@ class ServerRuntime:
             mcp=mcp,
             warming=_start_warming(engine),
             publisher=publisher,
+            engine_store=engine_store,
+            revision=revision,
         )
         if publisher is not None:
             publisher.start()
+        if self.settings.reload:
+            self._start_watching()
+
+    def _start_watching(self) -> None:
+        root = self.settings.project
+        stop = asyncio.Event()
+
+        async def changed(paths: tuple[str, ...]) -> None:
+            shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            reload_log.info("changed: %s", shown)
+            await self.reload()
+
+        task = asyncio.create_task(watch_project(root, changed, stop))
+        self._watching = (task, stop)
+        reload_log.info("watching %s for changes (revision %s)", root, self._get().revision)
+
+    async def reload(self) -> bool:
+        """Load the project again and swap it in between turns; False (the old definition
+        kept, the diagnostics logged) when it has errors or its MCP servers fail."""
+        current = self._get()
+        root = self.settings.project
+        revision = project_revision(root)
+        if revision == current.revision:
+            reload_log.info("no change to the agent (revision %s)", revision)
+            return True
+        forget_project_modules(root)  # helpers the tools import are read again too
+        definition, diagnostics = await asyncio.to_thread(load_project, root)
+        log_diagnostics(diagnostics)
+        if definition is None or has_errors(diagnostics):
+            reload_log.error(
+                "%s has errors; still serving revision %s (fix them and save again)",
+                root,
+                current.revision,
+            )
+            return False
+        try:
+            mcp = await self._open_mcp(definition)
+        except Exception as exc:  # DefinitionError, or a server that would not start
+            reload_log.error("%s; still serving revision %s", exc, current.revision)
+            return False
+        if mcp is not None:
+            definition = mcp.definition
+        engine_store = current.engine_store or current.store
+        try:
+            engine = self._engine_factory(definition, engine_store)
+        except Exception as exc:
+            if mcp is not None:
+                await mcp.close()
+            reload_log.error("%s; still serving revision %s", exc, current.revision)
+            return False
+        engine.definitions = mcp
+        await self._swap_between_turns(current, definition, engine, mcp, revision)
+        return True
+
+    async def _swap_between_turns(
+        self,
+        current: _Open,
+        definition: AgentDefinition,
+        engine: Engine,
+        mcp: McpRuntime | None,
+        revision: str,
+    ) -> None:
+        """Swap once no turn runs here: a turn keeps the engine it started with to its end."""
+        while running := [run.task for run in current.runs]:
+            reload_log.info("swapping once %d running turn(s) end", len(running))
+            await asyncio.wait(running)
+        old_mcp, old_warming = current.mcp, current.warming
+        # No await from here to the end of the swap: no turn can start halfway.
+        current.definition = definition
+        current.engine = engine
+        current.mcp = mcp
+        current.plan_store = plan_store_beside(engine.plans, current.store)
+        current.warming = _start_warming(engine)
+        current.revision = revision
+        reload_log.info("reloaded %s (revision %s)", self.settings.project, revision)
+        if old_warming is not None:
+            old_warming.cancel()
+        if old_mcp is not None:
+            await old_mcp.close()
 
     async def _open_mcp(self, definition: AgentDefinition) -> McpRuntime | None:
         """Connect the startup MCP servers (the SDK is imported only for agents using MCP)."""
@@ -176,6 +276,13 @@ class ServerRuntime:
 
     async def close(self) -> None:
         """Cancel running turns, then close the MCP servers and the store."""
+        if self._watching is not None:
+            task, stop = self._watching
+            self._watching = None
+            stop.set()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         current, self._open = self._open, None
         if current is not None:
             if current.warming is not None:
@@ -198,6 +305,11 @@ class ServerRuntime:
     def definition(self) -> AgentDefinition:
         """The served agent."""
         return self._get().definition
+
+    @property
+    def revision(self) -> str:
+        """`keel.server.reload.project_revision` of the served definition's files."""
+        return self._get().revision
 
     @property
     def store(self) -> EventStore:

@@ -48,6 +48,10 @@ class ServerSettings:
     """Rasa's channels (REST webhook, socket.io) take messages sent with no key, as the
     conversations of `RASA_LOCAL_OWNER`; `keel run` allows it on a loopback address only."""
 
+    reload: bool = False
+    """Watch the project folder and swap a changed agent in between turns (`keel run
+    --reload`; one worker). A project with errors is logged and the old one kept."""
+
     def to_json(self) -> str:
         """The settings as JSON text (for `KEEL_SERVER_SETTINGS`)."""
         data = {
@@ -66,6 +70,7 @@ class ServerSettings:
             "max_body_bytes": self.max_body_bytes,
             "cors_origins": list(self.cors_origins),
             "rasa_no_key": self.rasa_no_key,
+            "reload": self.reload,
         }
         return json.dumps(data)
 
@@ -87,4 +92,5 @@ class ServerSettings:
             max_body_bytes=int(data["max_body_bytes"]),
             cors_origins=tuple(data.get("cors_origins", ())),
             rasa_no_key=bool(data.get("rasa_no_key", False)),
+            reload=bool(data.get("reload", False)),
         )
