@@ -10,7 +10,8 @@ without its call, nor a call without its results. With no budget nothing is drop
 however long the conversation. Nothing the current step needs lives in the dropped part:
 the pending confirmation, the active skill's collected values and memory are in the system
 prompt, and this turn's tool results are in this turn's messages. Tokens are estimated as
-a quarter of the JSON length, rounded up, message by message.
+a quarter of the JSON length, rounded up, message by message; with no budget nothing is
+estimated (`keep_all`).
 """
 
 from __future__ import annotations
@@ -46,13 +47,33 @@ class Fitted:
     """Tool call/result pairs among the dropped units."""
     dropped_tool_results: int = 0
     """Tool results (tool messages) among the dropped messages."""
-    tokens_before: int
-    tokens_after: int
+    tokens_before: int | None
+    """Estimated tokens of the whole request before fitting; None when nothing was
+    estimated (no budget: `keep_all`)."""
+    tokens_after: int | None
 
 
-def fit_history(earlier: Sequence[Unit], *, fixed_tokens: int, budget: int | None) -> Fitted:
-    """Keep the newest `earlier` units that fit; `fixed_tokens` is what is always sent."""
-    sizes = [sum(estimate_tokens(m) for m in unit) for unit in earlier]
+def unit_tokens(unit: Unit) -> int:
+    """The estimated tokens of one unit (its messages' estimates added up)."""
+    return sum(estimate_tokens(m) for m in unit)
+
+
+def keep_all(messages: tuple[Message, ...]) -> Fitted:
+    """No budget: every earlier message is sent, and nothing needs estimating."""
+    return Fitted(messages=messages, dropped=0, tokens_before=None, tokens_after=None)
+
+
+def fit_history(
+    earlier: Sequence[Unit],
+    *,
+    fixed_tokens: int,
+    budget: int | None,
+    sizes: Sequence[int] | None = None,
+) -> Fitted:
+    """Keep the newest `earlier` units that fit; `fixed_tokens` is what is always sent.
+    `sizes` are the units' `unit_tokens`, when already known."""
+    if sizes is None:
+        sizes = [unit_tokens(unit) for unit in earlier]
     room = None if budget is None else max(budget - fixed_tokens, 0)
     kept = 0
     used = 0

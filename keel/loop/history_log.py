@@ -26,12 +26,19 @@ after `pause_point_resolved` it reads `{"status": "resolved", "asked": ..., "out
 "approved" | "declined" | "withdrawn (<reason>)"}`, with the held run's `result` when it
 ran where the model did not see it (the approval API, the no-model yes). Tool runs of
 ordered-block steps (`execute_tool`) never were in a model's transcript and are not here.
+
+`HistoryLog` gives the same result without reading the whole log on every model call: it
+keeps a conversation's earlier units as read so far and reads only the events appended
+since (the log is append-only; the engine's log cache hands every turn the same event
+objects), and this turn's part as it grows. A message once given out is never changed: a
+held call's answer that changes later is a new message in the unit's place.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from keel.events.model import (
@@ -97,6 +104,15 @@ class _Group:
 class _Pause:
     message: ToolChatMessage
     ask: str
+
+
+def _replaced(units: list[Unit], old: Message, new: Message) -> None:
+    """`units` with the unit holding `old` rebuilt around `new` (newest units first)."""
+    for index in range(len(units) - 1, -1, -1):
+        unit = units[index]
+        if any(m is old for m in unit):
+            units[index] = tuple(new if m is old else m for m in unit)
+            return
 
 
 class _Reader:
@@ -171,7 +187,7 @@ class _Reader:
         elif event.metadata.get("source") == "tool_confirmation" and self.approved_outside:
             pause = self.pauses.get(self.approved_outside)
             if pause is not None:
-                pause.message["content"] = _resolved(pause.ask, "approved", event.result)
+                self.answer(pause, _resolved(pause.ask, "approved", event.result))
             self.approved_outside = None
 
     def refused(self, event: ToolCallRefused) -> None:
@@ -202,16 +218,36 @@ class _Reader:
         pause = self.pauses.get(event.pause_id)
         if pause is None:
             return
-        reason = event.metadata.get("reason")
-        if event.approved:
-            outcome = "approved"
-        elif isinstance(reason, str):
-            outcome = f"withdrawn ({reason})"
-        else:
-            outcome = "declined"
-        pause.message["content"] = _resolved(pause.ask, outcome, None)
+        self.answer(pause, _resolved(pause.ask, _outcome(event), None))
         inside = self.group is not None and self.group.calls
         self.approved_outside = event.pause_id if event.approved and not inside else None
+
+    def answer(self, pause: _Pause, content: str) -> None:
+        """The held call's message now reads `content`: a new message in its place (one
+        already given out in an earlier request stays as it was)."""
+        old = pause.message
+        new = tool_message(old["tool_call_id"], content)
+        pause.message = new
+        group = self.group
+        if group is not None and group.results.get(old["tool_call_id"]) is old:
+            group.results[old["tool_call_id"]] = new
+        else:
+            _replaced(self.units, old, new)
+
+    def view(self) -> list[Unit]:
+        """The units read so far with an open reply closed, leaving this reader as it was."""
+        if self.group is None:
+            return list(self.units)
+        return self.units + self.group.units()
+
+
+def _outcome(event: PausePointResolved) -> str:
+    reason = event.metadata.get("reason")
+    if event.approved:
+        return "approved"
+    if isinstance(reason, str):
+        return f"withdrawn ({reason})"
+    return "declined"
 
 
 def _resolved(ask: str, outcome: str, result: str | None) -> str:
@@ -263,3 +299,155 @@ def read_history(
             reader.resolved(event)  # an earlier turn's question answered in this turn
     reader.close()
     return reader.units, current
+
+
+def _read_earlier(reader: _Reader, event: Event) -> _Reader:
+    """`read_history`'s step for an event before this turn: the reader to go on with."""
+    if isinstance(event, UserMessage):
+        if event.text.strip() == RESTART:
+            return _Reader(reader.tool_results)
+        reader.close()
+        said = said_by_user(event)
+        if said is not None:
+            reader.units.append(({"role": "user", "content": said},))
+    else:
+        reader.earlier(event)
+    return reader
+
+
+@dataclass(kw_only=True, slots=True)
+class _Earlier:
+    """A conversation's log up to `count` events, read as earlier turns (the reader left
+    open: the next turn reads on from there as a whole pass would)."""
+
+    reader: _Reader
+    count: int = 0
+    first: Event | None = None
+    last: Event | None = None
+
+    def extends_to(self, events: Sequence[Event]) -> bool:
+        """Whether `events` starts with the events read (the same objects)."""
+        count = self.count
+        if count == 0:
+            return True
+        return len(events) >= count and events[0] is self.first and events[count - 1] is self.last
+
+    def read(self, events: Sequence[Event]) -> None:
+        reader = self.reader
+        for event in events[self.count :]:
+            reader = _read_earlier(reader, event)
+        self.reader = reader
+        self.count = len(events)
+        if events:
+            self.first, self.last = events[0], events[-1]
+
+
+class History:
+    """`read_history`'s result: the earlier units and this turn's user messages; what is
+    derived from them (the earlier messages in one sequence, each unit's size) is worked
+    out once per result. Read-only: `history_of` gives the same object to later calls."""
+
+    __slots__ = ("_messages", "_sizes", "current", "earlier")
+
+    def __init__(self, *, earlier: tuple[Unit, ...], current: tuple[Message, ...]) -> None:
+        self.earlier = earlier
+        self.current = current
+        self._messages: tuple[Message, ...] | None = None
+        self._sizes: tuple[int, ...] | None = None
+
+    def messages(self) -> tuple[Message, ...]:
+        """Every earlier message, oldest first."""
+        if self._messages is None:
+            self._messages = tuple(m for unit in self.earlier for m in unit)
+        return self._messages
+
+    def sizes(self, estimate: Callable[[Unit], int]) -> tuple[int, ...]:
+        """`estimate` of each earlier unit (the first estimate asked for is kept)."""
+        if self._sizes is None:
+            self._sizes = tuple(estimate(unit) for unit in self.earlier)
+        return self._sizes
+
+
+@dataclass(kw_only=True, slots=True)
+class _Kept:
+    """What one conversation's history reading keeps between model calls."""
+
+    earlier: _Earlier
+    current: list[Event] = field(default_factory=list)
+    """This turn's events read so far (as given, not copied: checked by identity)."""
+    result: History | None = None
+
+
+HISTORY_CAPACITY = 256
+"""Conversations whose history reading is kept (least recently read dropped first)."""
+
+_kept: OrderedDict[tuple[str, bool], _Kept] = OrderedDict()
+
+
+def history_of(
+    conversation_id: str,
+    earlier: Sequence[Event],
+    current: Sequence[Event],
+    *,
+    tool_results: bool,
+) -> History:
+    """`read_history(earlier + current, len(earlier), tool_results=...)`, reading only what
+    was appended since the last call for `conversation_id`: `earlier` is the log before this
+    turn, `current` this turn's events so far. A log that does not extend the one read
+    before (other event objects, or shorter) is read again from its start."""
+    key = (conversation_id, tool_results)
+    kept = _kept.pop(key, None)
+    if kept is None or not kept.earlier.extends_to(earlier):
+        kept = _Kept(earlier=_Earlier(reader=_Reader(tool_results)))
+    if kept.earlier.count != len(earlier):
+        kept.earlier.read(earlier)
+        kept.result = None
+    seen = len(kept.current)
+    if seen > len(current) or (seen and current[seen - 1] is not kept.current[-1]):
+        kept.current, kept.result, seen = [], None, 0
+    if seen < len(current):
+        new = current[seen:]
+        changing = _CHANGING if tool_results else _USER
+        for event in new:
+            if type(event) in changing:
+                kept.result = None
+                break
+        kept.current.extend(new)
+    if kept.result is None:
+        kept.result = _current_view(kept.earlier.reader, kept.current)
+    _kept[key] = kept
+    while len(_kept) > HISTORY_CAPACITY:
+        _kept.popitem(last=False)
+    return kept.result
+
+
+_USER: frozenset[type[Event]] = frozenset({UserMessage})
+_CHANGING: frozenset[type[Event]] = frozenset({UserMessage, PausePointResolved})
+"""This turn's events that change what `history_of` returns (without, with tool results)."""
+
+
+def _current_view(reader: _Reader, events: Sequence[Event]) -> History:
+    """The earlier units read by `reader` (left unchanged) with this turn's `events`: its
+    user messages, and the earlier questions it answered."""
+    units = reader.view()
+    pauses = reader.pauses
+    answered: dict[str, Message] = {}
+    current: list[Message] = []
+    for event in events:
+        if isinstance(event, UserMessage):
+            if event.text.strip() == RESTART:
+                units, pauses, current = [], {}, []
+                continue
+            said = said_by_user(event)
+            if said is not None:
+                current.append({"role": "user", "content": said})
+        elif reader.tool_results and isinstance(event, PausePointResolved):
+            pause = pauses.get(event.pause_id)
+            if pause is None:
+                continue
+            old = answered.get(event.pause_id, pause.message)
+            content = _resolved(pause.ask, _outcome(event), None)
+            new = tool_message(pause.message["tool_call_id"], content)
+            _replaced(units, old, new)
+            answered[event.pause_id] = new
+    return History(earlier=tuple(units), current=tuple(current))

@@ -24,8 +24,8 @@ from keel.llm.prefix import cache_key
 from keel.llm.tiers import TierChoice, choose_tier, group_id_for, has_router
 from keel.llm.usage import spec_for
 from keel.loop import lifecycle, stack
-from keel.loop.history import Fitted, Unit, estimate_tokens, fit_history
-from keel.loop.history_log import read_history
+from keel.loop.history import Fitted, estimate_tokens, fit_history, keep_all, unit_tokens
+from keel.loop.history_log import History, history_of
 from keel.loop.machine import frame_block
 from keel.loop.model_record import model_called
 from keel.loop.offer import (
@@ -102,11 +102,16 @@ def keeps_tool_results(t: TurnContext) -> bool:
     return skill is None or not skill.document.blocks
 
 
-def history(t: TurnContext) -> tuple[list[Unit], list[Message]]:
-    """(earlier units, this turn's user message), oldest first (`keel.loop.history_log`).
-    Control messages are left out; a tap reads as its button title
-    (`keel.loop.control.said_by_user`)."""
-    return read_history(t.all_events(), len(t.history), tool_results=keeps_tool_results(t))
+def history(t: TurnContext) -> History:
+    """The earlier units and this turn's user message, oldest first
+    (`keel.loop.history_log`), read on from the previous call's. Control messages are left
+    out; a tap reads as its button title (`keel.loop.control.said_by_user`)."""
+    return history_of(
+        t.recorder.conversation_id,
+        t.history,
+        t.recorder.events,
+        tool_results=keeps_tool_results(t),
+    )
 
 
 def choose(t: TurnContext) -> TierChoice:
@@ -163,15 +168,21 @@ def build_request(
     tools = tuple(
         ToolSchema(name=o.name, description=o.description, parameters=o.parameters) for o in offers
     )
-    earlier, current = history(t)
-    fixed = [system, *current, *t.transcript, *context]
+    read = history(t)
+    current = read.current
+    budget = t.definition.integrations.llm.max_prompt_tokens
     with t.timed("compress"):
-        fitted = fit_history(
-            earlier,
-            fixed_tokens=estimate_tokens(fixed)
-            + estimate_tokens([dict(o.parameters) for o in offers]),
-            budget=t.definition.integrations.llm.max_prompt_tokens,
-        )
+        if budget is None:
+            fitted = keep_all(read.messages())
+        else:
+            fixed = [system, *current, *t.transcript, *context]
+            fitted = fit_history(
+                read.earlier,
+                fixed_tokens=estimate_tokens(fixed)
+                + estimate_tokens([dict(o.parameters) for o in offers]),
+                budget=budget,
+                sizes=read.sizes(unit_tokens),
+            )
     with t.timed("tier"):
         choice = choose(t)
     cache = PromptCache(
@@ -211,8 +222,8 @@ def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
         kept.append("collected_values")
     return HistoryCompressed(
         budget_tokens=t.definition.integrations.llm.max_prompt_tokens or 0,
-        tokens_before=fitted.tokens_before,
-        tokens_after=fitted.tokens_after,
+        tokens_before=fitted.tokens_before or 0,
+        tokens_after=fitted.tokens_after or 0,
         dropped_messages=fitted.dropped,
         kept=tuple(kept),
         metadata={
