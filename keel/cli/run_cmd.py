@@ -27,6 +27,7 @@ from keel.cli.local_key import LocalKey, local_key, new_secret
 from keel.source.diagnostics import has_errors
 
 if TYPE_CHECKING:
+    from keel.llm.port import Model
     from keel.project.definition import AgentDefinition
     from keel.project.model_groups import ModelSpec
     from keel.server.auth import KeyRing
@@ -115,21 +116,25 @@ def _check_mcp(definition: AgentDefinition) -> list[Diagnostic]:
     return asyncio.run(check_mcp(definition, startup_only=True))
 
 
-def _check_model(spec: str | None, definition: AgentDefinition) -> None:
+def _check_model(spec: str | None, definition: AgentDefinition) -> Model:
     from keel.server.model_spec import ModelSpecError, build_model
 
     try:
-        build_model(spec, definition)
+        return build_model(spec, definition)
     except ModelSpecError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
 
 
-def _check_embedder(definition: AgentDefinition) -> None:
-    """The knowledge base's embedder can be built (a remote one needs its key)."""
+def _check_embedder(definition: AgentDefinition, model: Model) -> None:
+    """The embedder of the knowledge base and of the offline router (with no model, or
+    `routing.offline.enabled`) can be built: a remote one needs its key, the local one its
+    weights package."""
     from keel.knowledge.sources import has_knowledge
+    from keel.loop.offline import routes_offline
 
-    if not has_knowledge(definition.root):
+    knowledge = has_knowledge(definition.root)
+    if not knowledge and not routes_offline(definition, model):
         return
     from keel.embeddings.factory import embedder_for
     from keel.embeddings.port import EmbeddingError
@@ -137,7 +142,8 @@ def _check_embedder(definition: AgentDefinition) -> None:
     try:
         embedder_for(definition)
     except EmbeddingError as exc:
-        typer.echo(f"error: references.embeddings: {exc}", err=True)
+        where = "references.embeddings" if knowledge else "the offline router"
+        typer.echo(f"error: {where}: {exc}", err=True)
         raise typer.Exit(2) from None
 
 
@@ -371,8 +377,7 @@ def run_command(
             param_hint="--workers",
         )
     definition = _check_project(path)
-    _check_model(model, definition)
-    _check_embedder(definition)
+    _check_embedder(definition, _check_model(model, definition))
     env = dict(os.environ)
     kept: list[LocalKey] = []
 

