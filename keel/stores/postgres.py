@@ -1,7 +1,14 @@
-"""The PostgreSQL backend: asyncpg through SQLAlchemy's async engine, for several workers.
+"""The PostgreSQL backend on asyncpg, for several workers.
 
-The tables, migrations, appends and reads are the shared SQL layer (`keel.stores.sql`);
-this module adds what only PostgreSQL does:
+The hot path (append, read, last seq, the conversation locks) runs on asyncpg pools
+directly, with statements asyncpg prepares once per connection: an append is ONE
+statement, one round trip (`INSERT ... SELECT FROM unnest(...) WHERE <last seq> =
+expected`), whatever the batch size. Under READ COMMITTED two appends racing for one seq
+both pass the check; the second then waits on the unique (conversation_id, seq) index
+and fails once the first commits, which becomes `ConcurrencyConflict` like a failed check.
+Pooled connections keep no session state, so they go back to the pool without asyncpg's
+reset query. Migrations, the listing and the other tables of the database (`engine`: the
+knowledge index, the plan cache) stay on SQLAlchemy's async engine over asyncpg.
 
 * **URLs.** `postgresql://`, `postgres://` and `postgresql+asyncpg://` all mean asyncpg.
   Query parameters go to `asyncpg.connect` (e.g. `?ssl=require`), except the libpq-style
@@ -15,7 +22,7 @@ this module adds what only PostgreSQL does:
   new database migrate it once; the others wait, then find nothing to do.
 * **Turn serialisation.** `conversation_lock` takes an in-process lock for the
   conversation, then the session-level advisory lock `pg_advisory_lock(lock_key(id))` on a
-  connection of a second, autocommit pool, and holds that connection until the block ends.
+  connection of a second asyncpg pool, and holds that connection until the block ends.
   Every process on the database therefore excludes every other for that conversation. A
   connection whose lock state is unknown (cancelled while waiting, unlock failed) is
   closed, never pooled: the server frees a session's advisory locks when it ends, so a
@@ -28,30 +35,58 @@ schemas do not share locks.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
+import asyncpg
 from sqlalchemy import BigInteger, func, literal, select, text
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.sql.elements import BindParameter
 
-from keel.errors import StoreError
+from keel.errors import ConcurrencyConflict, StoreError
+from keel.events.codec import SCHEMA_VERSION, dumps_event, loads_event
+from keel.events.model import Event
 from keel.ids import Clock
 from keel.stores.errors import UnsupportedStoreUrl
 from keel.stores.locks import KeyedLocks
+from keel.stores.port import StoredEvent
 from keel.stores.sql import DB_ERRORS, SqlEventStore
+
+if TYPE_CHECKING:
+    from asyncpg.pool import PoolConnectionProxy
 
 POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+asyncpg")
 """URL schemes this backend accepts; all of them connect with asyncpg."""
 
 CONNECT_TIMEOUT_S = 10.0
 """How long opening one connection may take before it fails."""
+
+POOL_TIMEOUT_S = 30.0
+"""How long an append or a read waits for a free pooled connection before it fails."""
+
+_LockConnection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
+
+PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+"""What an asyncpg call may raise that becomes `StoreError`: server errors, a refused or
+dropped connection, a timeout (connecting, or waiting for a pooled connection)."""
+
+_APPEND_SQL = """
+INSERT INTO events (conversation_id, seq, kind, schema_version, data, recorded_at)
+SELECT $1::text, $2::bigint + batch.n, batch.kind, $3::integer, batch.data, $4::float8
+FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS batch (kind, data, n)
+WHERE (SELECT coalesce(max(seq), 0) FROM events WHERE conversation_id = $1::text) = $2
+ORDER BY batch.n
+"""
+_LAST_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM events WHERE conversation_id = $1"
+_READ_SQL = "SELECT seq, data FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq"
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _SERVER_SETTINGS_IN_URL = ("options", "application_name")
@@ -80,15 +115,7 @@ def create_postgres_engine(
     `schema` becomes the search path. `autocommit` engines (for advisory locks) run every
     statement in its own transaction and wait for a free connection as long as it takes.
     """
-    parsed = postgres_url(url) if isinstance(url, str) else url
-    settings = {"application_name": "keel"}
-    for name in _SERVER_SETTINGS_IN_URL:
-        value = parsed.query.get(name)
-        if isinstance(value, str):
-            settings[name] = value
-    parsed = parsed.difference_update_query(_SERVER_SETTINGS_IN_URL)
-    if schema is not None:
-        settings["search_path"] = schema
+    parsed, settings = _server_settings(url, schema)
     options: dict[str, Any] = {
         "pool_size": pool_size,
         "max_overflow": 0,
@@ -101,6 +128,74 @@ def create_postgres_engine(
         # A lock waiter already waits as long as the holder's turn; the caller bounds it.
         options.update(isolation_level="AUTOCOMMIT", pool_timeout=None)
     return create_async_engine(parsed, **options)
+
+
+def _server_settings(url: str | URL, schema: str | None) -> tuple[URL, dict[str, str]]:
+    """`url` without the query parameters that are server settings, and those settings."""
+    parsed = postgres_url(url) if isinstance(url, str) else url
+    settings = {"application_name": "keel"}
+    for name in _SERVER_SETTINGS_IN_URL:
+        value = parsed.query.get(name)
+        if isinstance(value, str):
+            settings[name] = value
+    if schema is not None:
+        settings["search_path"] = schema
+    return parsed.difference_update_query(_SERVER_SETTINGS_IN_URL), settings
+
+
+async def create_postgres_pool(
+    url: str | URL,
+    *,
+    schema: str | None = None,
+    max_size: int = 10,
+    reset: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
+) -> asyncpg.Pool:
+    """An asyncpg pool of at most `max_size` connections, opened as they are needed, set up
+    like `create_postgres_engine`'s (same URL parameters, server settings and timeouts).
+
+    Released connections are not reset (unless `reset` says how): the store's connections
+    change no session state and close any transaction they open (asyncpg rolls back one
+    left open anyway, and waits for a cancelled query's cancellation before `reset`).
+    """
+    parsed, settings = _server_settings(url, schema)
+    # The dialect's own translation (host, port, multi-host URLs, query parameters), so a
+    # URL means the same connection to the pool as to the engine. SQLAlchemy is untyped here.
+    dialect = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
+    connect_args: dict[str, Any] = dialect.create_connect_args(parsed)[1]  # type: ignore[no-untyped-call]
+    # SQLAlchemy's names for asyncpg's statement cache; the rest goes to asyncpg.connect.
+    cache_size = connect_args.pop("prepared_statement_cache_size", None)
+    connect_args.pop("prepared_statement_name_func", None)
+    if cache_size is not None:
+        connect_args["statement_cache_size"] = cache_size
+    pool: asyncpg.Pool = await asyncpg.create_pool(
+        min_size=0,
+        max_size=max_size,
+        server_settings=settings,
+        timeout=CONNECT_TIMEOUT_S,
+        reset=reset or _keep_session,
+        **connect_args,
+    )
+    return pool
+
+
+async def _keep_session(_conn: asyncpg.Connection) -> None:
+    """The pools' reset on release: nothing to reset (see `create_postgres_pool`)."""
+
+
+class _LockSessions:
+    """The lock pool's reset: sessions whose lock state is unknown (a waiter cancelled, an
+    unlock that failed or found nothing) release every advisory lock before reuse; the
+    others have released theirs explicitly and go back to the pool as they are."""
+
+    def __init__(self) -> None:
+        self.uncertain: set[int] = set()
+        """Server pids of the pool's connections to clean on release."""
+
+    async def reset(self, conn: asyncpg.Connection) -> None:
+        pid = conn.get_server_pid()
+        if pid in self.uncertain:
+            self.uncertain.discard(pid)
+            await conn.execute("SELECT pg_advisory_unlock_all()")
 
 
 def advisory_key(namespace: str, schema: str, name: str) -> int:
@@ -116,15 +211,20 @@ class PostgresEventStore(SqlEventStore):
     def __init__(
         self,
         engine: AsyncEngine,
-        lock_engine: AsyncEngine,
+        pool: asyncpg.Pool,
+        lock_pool: asyncpg.Pool,
+        lock_sessions: _LockSessions,
         *,
         schema: str,
         clock: Clock | None = None,
         create_schema: bool = False,
     ) -> None:
-        """Prefer `open`. `lock_engine` must be an autocommit engine on the same database."""
+        """Prefer `open`. `pool` and `lock_pool` must be on the same database and schema;
+        `lock_pool` resets with `lock_sessions`."""
         super().__init__(engine, clock=clock, lock_scope=f"postgresql:{schema}")
-        self._lock_engine = lock_engine
+        self._pool = pool
+        self._lock_pool = lock_pool
+        self._lock_sessions = lock_sessions
         self._schema = schema
         self._create_schema = create_schema
         self._local_locks = KeyedLocks()
@@ -142,33 +242,42 @@ class PostgresEventStore(SqlEventStore):
         """Connect, migrate and return the store on the database `url` names.
 
         `schema` (lowercase letters, digits, `_`) is created if missing; without it the
-        connection's current schema is used. `pool_size` caps the connections for reads and
-        appends, `lock_pool_size` those holding conversation locks (one per conversation
-        with a turn running or waiting in this process).
+        connection's current schema is used. `pool_size` caps the connections for appends
+        and reads (and, separately, those of `engine`), `lock_pool_size` those holding
+        conversation locks (one per conversation with a turn running or waiting in this
+        process). Connections are opened as they are needed.
         """
         if schema is not None and not _SCHEMA_NAME.fullmatch(schema):
             raise StoreError(f"invalid schema name {schema!r}: use [a-z_][a-z0-9_]*")
         parsed = postgres_url(url)
         engine = create_postgres_engine(parsed, schema=schema, pool_size=pool_size)
-        lock_engine = create_postgres_engine(
-            parsed, schema=schema, pool_size=lock_pool_size, autocommit=True
-        )
+        pools: list[asyncpg.Pool] = []
         try:
             current = await _current_schema(engine, parsed)
             resolved = schema or current
             if resolved is None:
                 raise StoreError("no schema on the search path exists; create one or pass one")
+            lock_sessions = _LockSessions()
+            pools.append(await create_postgres_pool(parsed, schema=schema, max_size=pool_size))
+            pools.append(
+                await create_postgres_pool(
+                    parsed, schema=schema, max_size=lock_pool_size, reset=lock_sessions.reset
+                )
+            )
             store = cls(
                 engine,
-                lock_engine,
+                pools[0],
+                pools[1],
+                lock_sessions,
                 schema=resolved,
                 clock=clock,
                 create_schema=schema is not None,
             )
             await store.migrate()
         except BaseException:
+            for pool in pools:
+                pool.terminate()
             await engine.dispose()
-            await lock_engine.dispose()
             raise
         return store
 
@@ -196,6 +305,70 @@ class PostgresEventStore(SqlEventStore):
                 # The name is validated by `open`; identifiers cannot be bound parameters.
                 await conn.execute(text(f'CREATE SCHEMA "{self._schema}"'))
 
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+    ) -> list[StoredEvent]:
+        """See `EventStore.append`: one statement, checked and inserted at once."""
+        if not events:
+            actual = await self.last_seq(conversation_id)
+            if actual != expected_seq:
+                raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+            return []
+        kinds = [event.kind for event in events]
+        data = [dumps_event(event) for event in events]
+        now = self._clock.now().timestamp()
+        try:
+            async with self._pool.acquire(timeout=POOL_TIMEOUT_S) as conn:
+                status = await conn.execute(
+                    _APPEND_SQL, conversation_id, expected_seq, SCHEMA_VERSION, now, kinds, data
+                )
+        except asyncpg.UniqueViolationError as exc:
+            # Another writer stored one of our seqs between our check and our insert.
+            actual = await self.last_seq(conversation_id)
+            if actual == expected_seq:
+                raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual) from exc
+        except asyncpg.DataError as exc:
+            # asyncpg's message quotes the argument, i.e. the event JSON: never repeat it.
+            why = (
+                "an event holds text that is not valid UTF-8 (a lone surrogate)"
+                if isinstance(exc.__cause__, UnicodeEncodeError)
+                else "an event could not be sent to PostgreSQL"
+            )
+            raise StoreError(f"append to {conversation_id!r} failed: {why}") from exc
+        except PG_ERRORS as exc:
+            raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+        if status != f"INSERT 0 {len(events)}":
+            actual = await self.last_seq(conversation_id)
+            if actual == expected_seq:  # nothing inserted, yet the check held: cannot be
+                raise StoreError(f"append to {conversation_id!r} failed: {status}")
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=seq, event=event)
+            for seq, event in enumerate(events, start=expected_seq + 1)
+        ]
+
+    async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
+        """See `EventStore.read`."""
+        try:
+            async with self._pool.acquire(timeout=POOL_TIMEOUT_S) as conn:
+                rows = await conn.fetch(_READ_SQL, conversation_id, after_seq)
+        except PG_ERRORS as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+        return [
+            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
+            for seq, data in rows
+        ]
+
+    async def last_seq(self, conversation_id: str) -> int:
+        """See `EventStore.last_seq`."""
+        try:
+            async with self._pool.acquire(timeout=POOL_TIMEOUT_S) as conn:
+                value = await conn.fetchval(_LAST_SEQ_SQL, conversation_id)
+        except PG_ERRORS as exc:
+            raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
+        return int(value)
+
     @asynccontextmanager
     async def conversation_lock(self, conversation_id: str) -> AsyncIterator[None]:
         """See `EventStore.conversation_lock`: excludes every process on the database."""
@@ -207,48 +380,62 @@ class PostgresEventStore(SqlEventStore):
             finally:
                 await self._advisory_unlock(conn, conversation_id, key)
 
-    async def _advisory_lock(self, conversation_id: str, key: int) -> AsyncConnection:
+    async def _advisory_lock(self, conversation_id: str, key: int) -> _LockConnection:
         try:
-            conn = await self._lock_engine.connect()
-        except DB_ERRORS as exc:
+            # No timeout: a waiter waits as long as the holders' turns; the caller bounds it.
+            conn = await self._lock_pool.acquire()
+        except PG_ERRORS as exc:
             raise StoreError(f"locking conversation {conversation_id!r} failed: {exc}") from exc
         try:
-            await conn.execute(select(func.pg_advisory_lock(_bigint(key))))
-        except DB_ERRORS as exc:
-            await _discard(conn)
+            await conn.execute("SELECT pg_advisory_lock($1)", key)
+        except PG_ERRORS as exc:
+            await self._discard(conn)
             raise StoreError(f"locking conversation {conversation_id!r} failed: {exc}") from exc
         except BaseException:
             # Cancelled while waiting: the lock may have been granted an instant earlier.
-            await _discard(conn)
+            await self._discard(conn)
             raise
         return conn
 
-    async def _advisory_unlock(self, conn: AsyncConnection, conversation_id: str, key: int) -> None:
+    async def _advisory_unlock(self, conn: _LockConnection, conversation_id: str, key: int) -> None:
         try:
-            result = await conn.execute(select(func.pg_advisory_unlock(_bigint(key))))
-            released = bool(result.scalar_one())
-        except DB_ERRORS as exc:
+            released = bool(await conn.fetchval("SELECT pg_advisory_unlock($1)", key))
+        except PG_ERRORS as exc:
             # The session is gone or unusable; ending it frees the lock on the server.
             # Not raised: the turn's outcome stands, and appends stay seq-checked anyway.
             _log.warning("unlocking conversation %r failed: %s", conversation_id, exc)
-            await _discard(conn)
+            await self._discard(conn)
             return
         except BaseException:
-            await _discard(conn)
+            await self._discard(conn)
             raise
         if not released:
             _log.warning("conversation %r was no longer locked at unlock", conversation_id)
-            await _discard(conn)
+            await self._discard(conn)
             return
-        with suppress(*DB_ERRORS):
-            await conn.close()
+        with suppress(*PG_ERRORS):
+            await self._lock_pool.release(conn)
+
+    async def _discard(self, conn: _LockConnection) -> None:
+        """Give back `conn`, whose lock state is unknown: the pool waits for a cancelled
+        query's cancellation, then releases all of the session's advisory locks (or ends
+        the session, if that fails) before anyone reuses it."""
+        with suppress(*PG_ERRORS):
+            self._lock_sessions.uncertain.add(conn.get_server_pid())
+        # Shielded: a second cancellation must not leave the connection half given back.
+        with suppress(Exception):
+            await asyncio.shield(self._lock_pool.release(conn))
 
     async def close(self) -> None:
-        """Dispose of both connection pools."""
+        """Close the asyncpg pools and dispose of the engine."""
         try:
-            await super().close()
+            for pool in (self._pool, self._lock_pool):
+                try:
+                    await pool.close()
+                except PG_ERRORS:
+                    pool.terminate()
         finally:
-            await self._lock_engine.dispose()
+            await super().close()
 
 
 def _bigint(value: int) -> BindParameter[int]:
@@ -264,11 +451,3 @@ async def _current_schema(engine: AsyncEngine, url: URL) -> str | None:
         where = url.render_as_string(hide_password=True)
         raise StoreError(f"cannot connect to PostgreSQL at {where}: {exc}") from exc
     return None if value is None else str(value)
-
-
-async def _discard(conn: AsyncConnection) -> None:
-    """Close `conn` for good (never back to the pool), releasing its session locks."""
-    with suppress(Exception):
-        await conn.invalidate()
-    with suppress(Exception):
-        await conn.close()

@@ -1,11 +1,19 @@
-"""The event store over SQLAlchemy Core (async): one implementation for every SQL dialect.
+"""The event store over SQLAlchemy Core (async): the shared base of the SQL backends.
+
+`SqlEventStore` is a complete store on any SQLAlchemy async engine. The backends keep its
+migrations, its listing and its `engine` (the knowledge index and the plan cache use the
+same database through it), and replace the hot path (append, read, last seq) with their
+drivers used directly: the standard `sqlite3` module on threads of its own
+(`keel.stores.sqlite`) and asyncpg (`keel.stores.postgres`), which measure several times
+faster than this layer (bench/RESULTS.md, "Stores"). Its own append and read remain the
+reference those backends are measured against, and read and write the same rows.
 
 Dialect specifics (engine creation, pragmas, how a write transaction begins, locking) live
-in the backend modules (`keel.stores.sqlite`, `keel.stores.postgres`). Connections opened
-for writing carry the execution option `keel_write=True` so a backend can begin them
-differently (SQLite takes the write lock up front with BEGIN IMMEDIATE). A backend may
-override `_prepare_migration` (PostgreSQL takes an advisory lock there) and
-`conversation_lock` (in-process here; PostgreSQL adds an advisory lock).
+in the backend modules. Connections opened for writing carry the execution option
+`keel_write=True` so a backend can begin them differently (SQLite takes the write lock up
+front with BEGIN IMMEDIATE). A backend may override `_prepare_migration` (PostgreSQL takes
+an advisory lock there) and `conversation_lock` (in-process here; PostgreSQL adds an
+advisory lock).
 """
 
 from __future__ import annotations

@@ -258,6 +258,11 @@ class SqliteEventStore(SqlEventStore):
             raise ConcurrencyConflict(conversation_id, expected_seq, actual) from exc
         except DB_ERRORS as exc:
             raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
+        except UnicodeEncodeError as exc:
+            raise StoreError(
+                f"append to {conversation_id!r} failed: an event holds text that is not "
+                "valid UTF-8 (a lone surrogate)"
+            ) from exc
         if actual != expected_seq:
             raise ConcurrencyConflict(conversation_id, expected_seq, actual)
         return [

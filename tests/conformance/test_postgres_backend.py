@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import asyncpg
 import pytest
 from sqlalchemy import Table, UniqueConstraint, insert, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -300,17 +301,15 @@ async def test_a_lock_granted_as_the_waiter_is_cancelled_is_not_kept(
     # cancelled before it sees the answer. That connection must not go back to the pool.
     first, second = await _open(pg_harness), await _open(pg_harness)
     key = first.lock_key("conv")
-    real_execute = AsyncConnection.execute
+    real_execute = asyncpg.Connection.execute
 
-    async def granted_then_cancelled(
-        self: AsyncConnection, statement: object, *a: object
-    ) -> object:
-        result = await real_execute(self, statement, *a)  # type: ignore[call-overload]
-        if "pg_advisory_lock(" in str(statement):
+    async def granted_then_cancelled(self: asyncpg.Connection, query: str, *a: object) -> str:
+        result = await real_execute(self, query, *a)
+        if "pg_advisory_lock(" in query:
             raise asyncio.CancelledError
         return result
 
-    monkeypatch.setattr(AsyncConnection, "execute", granted_then_cancelled)
+    monkeypatch.setattr(asyncpg.Connection, "execute", granted_then_cancelled)
     with pytest.raises(asyncio.CancelledError):
         async with first.conversation_lock("conv"):
             raise AssertionError("entered the block")
@@ -416,3 +415,28 @@ async def test_an_unreachable_server_is_a_store_error() -> None:
 async def test_invalid_schema_names_are_refused(schema: str) -> None:
     with pytest.raises(StoreError, match="invalid schema name"):
         await PostgresEventStore.open("postgresql://h/db", schema=schema)
+
+
+async def test_text_that_is_not_utf8_is_a_store_error(pg_harness: PostgresHarness) -> None:
+    store = await _open(pg_harness)
+    with pytest.raises(StoreError, match="not valid UTF-8") as info:
+        await store.append("c", 0, [SkillActivated(skill_id="caf\udc00")])
+    assert "caf" not in str(info.value)  # the event's content is not repeated in the error
+    assert await store.last_seq("c") == 0
+
+
+async def test_an_append_is_one_statement_however_large(
+    pg_harness: PostgresHarness, admin: AsyncEngine
+) -> None:
+    # One round trip per append: the server counts one execution of the insert for a
+    # batch of 300 events, and it numbered them in order.
+    store = await _open(pg_harness)
+    await store.append("c", 0, messages("m", 300))
+    async with admin.connect() as conn:
+        rows = (
+            await conn.execute(
+                text(f'SELECT seq, data FROM "{pg_harness.schema}".events ORDER BY id')
+            )
+        ).all()
+    assert [row.seq for row in rows] == list(range(1, 301))
+    assert [json.loads(row.data)["text"] for row in rows] == [f"m {i}" for i in range(1, 301)]

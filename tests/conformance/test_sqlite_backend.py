@@ -380,3 +380,9 @@ async def test_a_large_batch_is_one_transaction(store: SqliteEventStore) -> None
     assert await store.last_seq("c") == 0
     await store.append("c", 0, batch[:499])
     assert [item.seq for item in await store.read("c", after_seq=497)] == [498, 499]
+
+
+async def test_text_that_is_not_utf8_is_a_store_error(store: SqliteEventStore) -> None:
+    with pytest.raises(StoreError, match="not valid UTF-8"):
+        await store.append("c", 0, [SkillActivated(skill_id="caf\udc00")])
+    assert await store.last_seq("c") == 0
