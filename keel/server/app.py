@@ -38,6 +38,7 @@ from keel.server.runtime import EngineFactory, ServerRuntime
 from keel.server.settings import ServerSettings
 from keel.server.telemetry import attach_telemetry, install_telemetry, server_telemetry
 from keel.server.ui import routes as ui_routes
+from keel.server.voice import router as voice_router
 from keel.server.wire import HealthReply
 
 _DESCRIPTION = (
@@ -96,6 +97,7 @@ def create_app(
     app.include_router(plans_api.router)
     app.include_router(plan_feedback.router)
     app.include_router(ui_routes.router)
+    app.include_router(voice_router)
     app.include_router(docs_router)
     app.mount(SOCKETIO_PATH, RasaSocketChannel(runtime).asgi_app())
     app.add_api_route(
