@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 
 from keel.llm.port import ModelRequest
 
@@ -55,9 +56,11 @@ def request_text(request: ModelRequest) -> str:
     return "\n".join(lines)
 
 
+@lru_cache(maxsize=1024)
 def cache_key(agent_id: str, conversation_id: str) -> str:
     """The prompt cache key of one conversation (OpenAI's `prompt_cache_key`): stable for all
-    its requests, and a digest, so no conversation id (which may be a phone number) leaves."""
+    its requests, and a digest, so no conversation id (which may be a phone number) leaves.
+    Kept for the most recent conversations (every request of one asks again)."""
     digest = hashlib.sha256(f"{agent_id}\x00{conversation_id}".encode()).hexdigest()
     return f"keel-{digest[:32]}"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from keel.conditions import Outcome, evaluate
 from keel.events.model import (
+    Event,
     MemoryCleared,
     MemorySet,
     PausePointCreated,
@@ -189,8 +190,7 @@ def held_by_denial(t: TurnContext) -> tuple[PausePointCreated, ...]:
     """The pause points of `execute_tool` steps the user denied in this turn whose block is
     still on the stack: each such block is held until the next message (spec §5.6 step 3,
     `keel.loop.blocks_run`)."""
-    events = t.recorder.events
-    denied = {e.pause_id for e in events if isinstance(e, PausePointResolved) and not e.approved}
+    denied = _denied(t.recorder.events)
     if not denied:
         return ()
     frames = {frame.frame_id for frame in t.state.stack}
@@ -202,6 +202,28 @@ def held_by_denial(t: TurnContext) -> tuple[PausePointCreated, ...]:
         and e.execute_step_id is not None
         and e.frame_id in frames
     )
+
+
+def _denied(events: list[Event]) -> frozenset[str]:
+    """The pause ids `events` resolves as denied, read on from the previous call's answer
+    for the same list (the turn's events only grow; a cleared or other list is read anew)."""
+    last = _last_denied[0]
+    start, found = 0, frozenset[str]()
+    if last is not None and last[0] is events and last[1] <= len(events):
+        seen = last[1]
+        if seen == 0 or events[seen - 1] is last[2]:
+            start, found = seen, last[3]
+    if start < len(events):
+        new = {
+            e.pause_id for e in events[start:] if type(e) is PausePointResolved and not e.approved
+        }
+        if new:
+            found = found | new
+    _last_denied[0] = (events, len(events), events[-1] if events else None, found)
+    return found
+
+
+_last_denied: list[tuple[list[Event], int, Event | None, frozenset[str]] | None] = [None]
 
 
 def held_tools(t: TurnContext) -> frozenset[str]:

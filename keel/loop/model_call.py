@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from keel.events.base import JsonValue, freeze_json
 from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
@@ -41,12 +39,14 @@ from keel.loop.prompt import (
     PromptInputs,
     Routing,
     Situation,
+    SystemPrompt,
     system_prompt,
 )
 from keel.loop.turn import TurnContext
 from keel.loop.voice import channel_of
+from keel.project.definition import AgentDefinition
 from keel.project.model_groups import ModelSpec
-from keel.skills import CollectStep
+from keel.skills import CollectStep, SkillDocument
 
 _log = logging.getLogger(__name__)
 
@@ -118,7 +118,11 @@ def choose(t: TurnContext) -> TierChoice:
     """The tier of the next call: routing (no skill active) or acting, with escalation."""
     skill = t.active_skill
     integrations = t.definition.integrations
-    return choose_tier(
+    key = (integrations, skill, t.user_text, t.attachments)
+    last = _last_tier[0]
+    if last is not None and last[0] == key:
+        return last[1]
+    choice = choose_tier(
         purpose="route" if skill is None else "act",
         skill_id=skill.skill_id if skill else None,
         skill_tier=skill.document.tier if skill else None,
@@ -127,6 +131,60 @@ def choose(t: TurnContext) -> TierChoice:
         rules=integrations.escalation,
         router_configured=has_router(integrations),
     )
+    _last_tier[0] = (key, choice)
+    return choice
+
+
+# The last tier chosen and what it was chosen from (pure in those; a turn keeps them).
+_last_tier: list[tuple[tuple[object, ...], TierChoice] | None] = [None]
+
+
+def skill_documents(definition: AgentDefinition) -> tuple[SkillDocument, ...]:
+    """Every skill's document, in the definition's order (made once per definition)."""
+    last = _last_documents[0]
+    if last is not None and last[0] is definition:
+        return last[1]
+    documents = tuple(s.document for s in definition.skills.values())
+    _last_documents[0] = (definition, documents)
+    return documents
+
+
+_last_documents: list[tuple[AgentDefinition, tuple[SkillDocument, ...]] | None] = [None]
+
+
+class OfferedSchemas:
+    """The offered tools as the request carries them, and their names (for the prompt)."""
+
+    __slots__ = ("_tokens", "names", "offers", "tools")
+
+    def __init__(self, offers: tuple[Offer, ...]) -> None:
+        self.offers = offers
+        self.tools = tuple(
+            ToolSchema(name=o.name, description=o.description, parameters=o.parameters)
+            for o in offers
+        )
+        self.names = frozenset(o.name for o in offers)
+        self._tokens: int | None = None
+
+    def parameters_tokens(self) -> int:
+        """Estimated tokens of the tools' argument schemas (a history budget counts them)."""
+        if self._tokens is None:
+            self._tokens = estimate_tokens([dict(o.parameters) for o in self.offers])
+        return self._tokens
+
+
+def offered_schemas(offers: tuple[Offer, ...]) -> OfferedSchemas:
+    """`offers` as tool schemas, made once while the same offers come back
+    (`keel.loop.offer.offered_tools` returns the same tuple while nothing it reads changed)."""
+    last = _last_schemas[0]
+    if last is not None and last.offers is offers:
+        return last
+    made = OfferedSchemas(offers)
+    _last_schemas[0] = made
+    return made
+
+
+_last_schemas: list[OfferedSchemas | None] = [None]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -142,32 +200,21 @@ def build_request(
     t: TurnContext, offers: tuple[Offer, ...], knowledge: tuple[KnowledgeSection, ...]
 ) -> Prepared:
     """The request for the next call."""
+    schemas = offered_schemas(offers)
     inputs = PromptInputs(
         config=t.definition.config,
         now=t.clock.now(),
         situation=_situation(t, knowledge),
-        skills=tuple(s.document for s in t.definition.skills.values()),
+        skills=skill_documents(t.definition),
         unavailable_skills=unavailable_skills(t.definition, t.state),
-        offered_tools=frozenset(o.name for o in offers),
+        offered_tools=schemas.names,
         first_iteration=t.model_calls == 0,
         schema=t.definition.memory,
         memory=t.state.memory,
         canned_replies=tuple(t.canned),
         channel=channel_of(t.state),
     )
-    prompt = system_prompt(inputs)
-    # The stable part opens the request and the volatile part (step, memory, clock) closes
-    # it, after the history: consecutive requests then repeat all but their last message,
-    # the prefix a provider's prompt cache reuses.
-    system: Message = {"role": "system", "content": prompt.stable or prompt.volatile}
-    context: tuple[Message, ...] = (
-        ({"role": "system", "content": prompt.volatile},)
-        if prompt.stable and prompt.volatile
-        else ()
-    )
-    tools = tuple(
-        ToolSchema(name=o.name, description=o.description, parameters=o.parameters) for o in offers
-    )
+    system, context = _system_messages(system_prompt(inputs))
     read = history(t)
     current = read.current
     budget = t.definition.integrations.llm.max_prompt_tokens
@@ -178,8 +225,7 @@ def build_request(
             fixed = [system, *current, *t.transcript, *context]
             fitted = fit_history(
                 read.earlier,
-                fixed_tokens=estimate_tokens(fixed)
-                + estimate_tokens([dict(o.parameters) for o in offers]),
+                fixed_tokens=estimate_tokens(fixed) + schemas.parameters_tokens(),
                 budget=budget,
                 sizes=read.sizes(unit_tokens),
             )
@@ -191,11 +237,33 @@ def build_request(
     )
     request = ModelRequest(
         messages=(system, *fitted.messages, *current, *t.transcript, *context),
-        tools=tools,
+        tools=schemas.tools,
         tier=choice.tier,
         cache=cache,
     )
     return Prepared(request=request, tier=choice, fitted=fitted)
+
+
+def _system_messages(prompt: SystemPrompt) -> tuple[Message, tuple[Message, ...]]:
+    """The message that opens the request and the one that closes it, made once per prompt.
+
+    The stable part opens the request and the volatile part (step, memory, clock) closes
+    it, after the history: consecutive requests then repeat all but their last message,
+    the prefix a provider's prompt cache reuses."""
+    last = _last_system[0]
+    if last is not None and last[0] is prompt:
+        return last[1], last[2]
+    system: Message = {"role": "system", "content": prompt.stable or prompt.volatile}
+    context: tuple[Message, ...] = (
+        ({"role": "system", "content": prompt.volatile},)
+        if prompt.stable and prompt.volatile
+        else ()
+    )
+    _last_system[0] = (prompt, system, context)
+    return system, context
+
+
+_last_system: list[tuple[SystemPrompt, Message, tuple[Message, ...]] | None] = [None]
 
 
 def served_by(t: TurnContext, model: str, tier: str) -> ModelSpec | None:
@@ -283,15 +351,12 @@ async def call_model(
     return response, offers
 
 
-_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id")
-
-
-def request_record(request: ModelRequest) -> JsonValue:
-    """What was sent, for `model_called.metadata.request`: each message's role, content,
-    tool calls and tool call id (as present), and the names of the offered tools."""
-    sent: list[Mapping[str, object]] = list(request.messages)
-    messages = [{key: m[key] for key in _MESSAGE_KEYS if key in m} for m in sent]
-    return freeze_json({"messages": messages, "tools": [tool.name for tool in request.tools]})
+def request_record(request: ModelRequest) -> dict[str, object]:
+    """What was sent, for `model_called.metadata.request`: the messages as sent (each its
+    role, content and, as present, tool calls and tool call id: the closed message shapes of
+    `keel.llm.port`) and the names of the offered tools. Plain data: the event it goes into
+    freezes it, once."""
+    return {"messages": list(request.messages), "tools": [tool.name for tool in request.tools]}
 
 
 async def ask_recorded(
@@ -310,7 +375,7 @@ async def ask_recorded(
     meta: dict[str, object] = {
         "tier_reason": tier_reason,
         "request": request_record(request),
-        "reply": freeze_json(dict(response.to_message())),
+        "reply": dict(response.to_message()),
     }
     if purpose is not None:
         meta["purpose"] = purpose

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from keel.conditions import Outcome, evaluate
-from keel.events.fold import ConversationState
+from keel.events.base import StackFrame
+from keel.events.fold import ConversationState, PendingConfirmation
+from keel.loop.reuse import same_memory
 from keel.loop.stack import top_block
 from keel.memory import MemoryField, reader_for
 from keel.project.definition import AgentDefinition, Skill
@@ -127,23 +129,29 @@ class _Availability:
     """Which skills the model may route to in one state, and which it may not."""
 
     definition: AgentDefinition
-    state: ConversationState
+    active: str | None
+    memory: Mapping[str, object]
     eligible: tuple[Skill, ...]
     unavailable: frozenset[str]
 
 
 # The last state asked about: a model call asks for the eligible skills (the tools) and the
 # unavailable ones (the prompt) of the same state, and `requires` is pure in (definition,
-# state), so each skill's condition is evaluated once per state. Held by identity: a new
-# state (any event) or another agent misses.
+# active skill, memory), so each skill's condition is evaluated once while those stay the
+# same (the calls of a turn, mostly). Another agent, skill or memory misses.
 _last_availability: list[_Availability | None] = [None]
 
 
 def _availability(definition: AgentDefinition, state: ConversationState) -> _Availability:
     last = _last_availability[0]
-    if last is not None and last.state is state and last.definition is definition:
-        return last
     active = state.active_skill_id
+    if (
+        last is not None
+        and last.definition is definition
+        and last.active == active
+        and same_memory(last.memory, state.memory)
+    ):
+        return last
     eligible: list[Skill] = []
     unavailable: set[str] = set()
     for skill in definition.skills.values():
@@ -155,7 +163,8 @@ def _availability(definition: AgentDefinition, state: ConversationState) -> _Ava
             eligible.append(skill)
     found = _Availability(
         definition=definition,
-        state=state,
+        active=active,
+        memory=state.memory,
         eligible=tuple(eligible),
         unavailable=frozenset(unavailable),
     )
@@ -297,10 +306,53 @@ def _gated_tools(skill: Skill) -> frozenset[str]:
     return frozenset(c.tool for c in skill.document.tool_constraints if c.requires is not None)
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Offered:
+    """The tools offered in one situation (what `offered_tools` reads of the state)."""
+
+    definition: AgentDefinition
+    stack: tuple[StackFrame, ...]
+    memory: Mapping[str, object]
+    pending: PendingConfirmation | None
+    mode: CallMode
+    offers: tuple[Offer, ...]
+
+
+# The last situation asked about: the offer is pure in the definition, the stack, memory,
+# the pending confirmation and the call's mode, which mostly stay the same from one model
+# call of a turn to the next.
+_last_offered: list[_Offered | None] = [None]
+
+
 def offered_tools(
     definition: AgentDefinition, state: ConversationState, mode: CallMode
 ) -> tuple[Offer, ...]:
     """Every tool offered on this call, builder tools first, in a stable order."""
+    last = _last_offered[0]
+    if (
+        last is not None
+        and last.definition is definition
+        and last.stack == state.stack
+        and last.pending is state.pending_confirmation
+        and last.mode == mode
+        and same_memory(last.memory, state.memory)
+    ):
+        return last.offers
+    offers = _offered_tools(definition, state, mode)
+    _last_offered[0] = _Offered(
+        definition=definition,
+        stack=state.stack,
+        memory=state.memory,
+        pending=state.pending_confirmation,
+        mode=mode,
+        offers=offers,
+    )
+    return offers
+
+
+def _offered_tools(
+    definition: AgentDefinition, state: ConversationState, mode: CallMode
+) -> tuple[Offer, ...]:
     skill = definition.skill(state.active_skill_id) if state.active_skill_id else None
     eligible = eligible_skills(definition, state)
     targets = tuple(s.skill_id for s in eligible)

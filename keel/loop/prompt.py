@@ -22,7 +22,9 @@ A section that does not apply is left out, never rendered empty.
 
 Framework tools are named only when they are in `PromptInputs.offered_tools`; skills in
 `PromptInputs.unavailable_skills` (`requires` not true) are named nowhere. Pure: the
-caller decides eligibility, offered tools and the time; nothing here reads a clock.
+caller decides eligibility, offered tools and the time; nothing here reads a clock. So the
+prompt built for the previous call is returned again while its inputs are the same (the
+clock to the minute, the precision it is shown at): the calls of a turn mostly are.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from keel.loop.prompt_sections import (
     waiting_section,
 )
 from keel.loop.prose import BLOCK_REFERENCE, render_instructions, render_paragraphs
+from keel.loop.reuse import same_memory
 from keel.memory import MemorySchema, reader_for, render_for_prompt
 from keel.project.config import AgentConfig
 from keel.skills import CollectStep, InstructionsStep, SkillDocument, Step
@@ -143,8 +146,44 @@ def build_system_prompt(inputs: PromptInputs) -> str:
     return system_prompt(inputs).text
 
 
+# The last prompt built, with its inputs (the clock read to the minute).
+_last_prompt: list[tuple[PromptInputs, tuple[object, ...], SystemPrompt] | None] = [None]
+
+
+def _minute(now: datetime) -> tuple[object, ...]:
+    """What of `now` the prompt shows: the minute, with the zone."""
+    return (now.year, now.month, now.day, now.hour, now.minute, now.tzinfo)
+
+
+def _same_inputs(a: PromptInputs, b: PromptInputs) -> bool:
+    """Whether two inputs build the same prompt (the clock aside): every part the same
+    object or equal, memory holding the very same values (`same_memory`)."""
+    return (
+        a.config is b.config
+        and a.situation == b.situation
+        and a.channel == b.channel
+        and a.skills == b.skills
+        and a.unavailable_skills == b.unavailable_skills
+        and a.offered_tools == b.offered_tools
+        and a.first_iteration == b.first_iteration
+        and a.schema is b.schema
+        and a.canned_replies == b.canned_replies
+        and same_memory(a.memory, b.memory)
+    )
+
+
 def system_prompt(inputs: PromptInputs) -> SystemPrompt:
     """The system prompt for one model call, split where its volatile part begins."""
+    minute = _minute(inputs.now)
+    last = _last_prompt[0]
+    if last is not None and last[1] == minute and _same_inputs(last[0], inputs):
+        return last[2]
+    prompt = _system_prompt(inputs)
+    _last_prompt[0] = (inputs, minute, prompt)
+    return prompt
+
+
+def _system_prompt(inputs: PromptInputs) -> SystemPrompt:
     prompts = inputs.config.prompts
     offered = inputs.offered_tools
     # After a search the answer section carries the instructions; never twice.
