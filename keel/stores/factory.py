@@ -4,6 +4,7 @@
 | --- | --- |
 | `memory://` | `InMemoryEventStore` (gone when the process ends) |
 | `sqlite:///relative/path.db`, `sqlite:////absolute/path.db` | `SqliteEventStore` |
+| `sqlite:///path.db?synchronous=full` (or `normal`, the default) | the same, synced per commit |
 | `sqlite+aiosqlite:///...` | the same |
 | `postgresql://user@host/db`, `postgres://...`, `postgresql+asyncpg://...` | `PostgresEventStore` |
 
@@ -12,6 +13,8 @@ are imported only when their URL is used, so memory-only programs never import S
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from keel.ids import Clock
 from keel.stores.errors import UnsupportedStoreUrl
@@ -30,7 +33,8 @@ async def open_store(url: str, *, clock: Clock | None = None) -> EventStore:
         if url.startswith(prefix):
             from keel.stores.sqlite import SqliteEventStore  # lazy: SQLAlchemy, aiosqlite
 
-            return await SqliteEventStore.open(_sqlite_path(url, prefix), clock=clock)
+            path, synchronous = _sqlite_path(url, prefix)
+            return await SqliteEventStore.open(path, clock=clock, synchronous=synchronous)
     if url.startswith(_POSTGRES_PREFIXES):
         from keel.stores.postgres import PostgresEventStore  # lazy: SQLAlchemy, asyncpg
 
@@ -42,12 +46,20 @@ async def open_store(url: str, *, clock: Clock | None = None) -> EventStore:
     )
 
 
-def _sqlite_path(url: str, prefix: str) -> str:
-    path = url[len(prefix) :]
-    if "?" in path:
-        raise UnsupportedStoreUrl(f"query parameters are not supported in {url!r}")
+def _sqlite_path(url: str, prefix: str) -> tuple[str, Literal["NORMAL", "FULL"] | None]:
+    """The file of a SQLite URL and its `synchronous` setting (None: the default)."""
+    path, _, query = url[len(prefix) :].partition("?")
+    synchronous: Literal["NORMAL", "FULL"] | None = None
+    if query:
+        name, _, value = query.partition("=")
+        if name != "synchronous" or value.upper() not in ("NORMAL", "FULL"):
+            raise UnsupportedStoreUrl(
+                f"unsupported query parameters in {url!r}; SQLite URLs take only "
+                "?synchronous=full or ?synchronous=normal"
+            )
+        synchronous = "FULL" if value.upper() == "FULL" else "NORMAL"
     if not path or path == ":memory:" or path.startswith("file:"):
         raise UnsupportedStoreUrl(
             f"{url!r} names no database file; use memory:// for a store in memory"
         )
-    return path
+    return path, synchronous

@@ -10,7 +10,7 @@ one thread hop each way. Events are encoded by `keel.events.codec` before the ha
 WAL lets readers proceed while a writer holds the lock; `busy_timeout` makes a writer of
 another process wait for the lock instead of failing at once.
 
-`synchronous` is NORMAL or FULL (`SYNCHRONOUS` is the default; docs/events.md says what
+`synchronous` is NORMAL (`SYNCHRONOUS`, the default) or FULL (docs/events.md says what
 each can lose): in WAL mode both survive a crash of the process, only FULL also survives
 a power loss or an operating-system crash.
 
@@ -55,8 +55,12 @@ BUSY_TIMEOUT_MS = 10_000
 
 Synchronous = Literal["NORMAL", "FULL"]
 
-SYNCHRONOUS: Synchronous = "FULL"
-"""The event connections' `PRAGMA synchronous` (docs/events.md: durability)."""
+SYNCHRONOUS: Synchronous = "NORMAL"
+"""The event connections' default `PRAGMA synchronous`. In WAL mode NORMAL syncs the log at
+checkpoints, not at every commit: a crash of the process loses nothing committed, a power
+loss or an operating-system crash may lose the last commits (never the file's consistency).
+FULL syncs every commit (an fsync each, several milliseconds on some disks). docs/events.md
+gives the measurements and the reasons."""
 
 DB_ERRORS = (sqlite3.Error, OSError)
 """What a `sqlite3` call may raise that becomes `StoreError`."""

@@ -236,6 +236,8 @@ async def test_open_store_sqlite_relative_path(
         "sqlite:///",
         "sqlite:///:memory:",
         "sqlite:///x.db?mode=ro",
+        "sqlite:///x.db?synchronous=off",
+        "sqlite:///x.db?synchronous=full&mode=ro",
         "memory://named",
     ],
 )
@@ -386,3 +388,17 @@ async def test_text_that_is_not_utf8_is_a_store_error(store: SqliteEventStore) -
     with pytest.raises(StoreError, match="not valid UTF-8"):
         await store.append("c", 0, [SkillActivated(skill_id="caf\udc00")])
     assert await store.last_seq("c") == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "value"), [("", 1), ("?synchronous=full", 2), ("?synchronous=NORMAL", 1)]
+)
+async def test_open_store_sqlite_takes_the_synchronous_setting(
+    tmp_path: Path, query: str, value: int
+) -> None:
+    store = await open_store(f"sqlite:///{tmp_path / 'events.db'}{query}")
+    assert isinstance(store, SqliteEventStore)
+    try:
+        assert await store._threads().writer.call(_pragma, "synchronous") == value
+    finally:
+        await store.close()
