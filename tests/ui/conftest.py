@@ -10,8 +10,11 @@
   (so an empty `sessionStorage`); at the end of the test a screenshot is saved as
   `tests/ui/artifacts/<test>.png` (gitignored). It depends on `served_ui`, so the browser
   is closed before the server stops.
-* `page_errors`: the page's uncaught errors and console errors (CSP violations included),
-  collected from the moment it is requested.
+* `page_errors`: the page's uncaught errors, console errors (CSP violations included) and
+  failed requests (a network failure, or an answer of 400 or more), collected from the
+  moment it is requested.
+* `KEEL_DOC_SCREENSHOTS=1` makes the tests that take the screenshots of docs/ui.md
+  (`ui_kit.doc_screenshot`) write them to docs/img/ as well.
 
 Page tests are plain `def` tests (Playwright's sync API refuses to run inside an asyncio
 loop). Run them with `.venv/bin/pytest tests/ui`; screenshots land in tests/ui/artifacts/.
@@ -29,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -225,13 +229,28 @@ def page(browser: Browser, served_ui: ServedUi, request: pytest.FixtureRequest) 
 
 @pytest.fixture
 def page_errors(page: Page) -> list[str]:
-    """Uncaught errors and console errors of `page` from now on (expect it to stay empty)."""
+    """Uncaught errors, console errors (CSP violations included) and failed requests of
+    `page` from now on: a request the network failed, or one answered 400 or more (a
+    browser logs those as console errors too). A live stream the page aborts itself
+    (`/stream`, net::ERR_ABORTED: it follows another conversation) is no failure. Expect it
+    to stay empty."""
     errors: list[str] = []
 
     def on_console(message: Any) -> None:
         if message.type == "error":
-            errors.append(f"console: {message.text}")
+            errors.append(f"console: {message.text} ({message.location.get('url', '')})")
+
+    def on_response(response: Any) -> None:
+        if response.status >= 400:
+            errors.append(f"response: {response.status} {response.request.method} {response.url}")
+
+    def on_failed(request: Any) -> None:
+        if request.failure == "net::ERR_ABORTED" and urlsplit(request.url).path.endswith("/stream"):
+            return  # a live stream the page closed itself (another conversation, Follow off)
+        errors.append(f"requestfailed: {request.method} {request.url} ({request.failure})")
 
     page.on("pageerror", lambda error: errors.append(f"pageerror: {error}"))
     page.on("console", on_console)
+    page.on("response", on_response)
+    page.on("requestfailed", on_failed)
     return errors

@@ -65,7 +65,7 @@ def test_cancel_stops_the_running_turn_and_the_log_records_it_cancelled(
 ) -> None:
     page.goto(served_ui.url("/ui/chat", key=served_ui.chat_key))
     state = page.locator("#conversation-state")
-    expect(state).to_have_text("State: new")
+    expect(state).to_have_text("State: idle")  # the session started on open
     conversation_id = page.get_by_label("Conversation id").input_value()
     send = page.get_by_role("button", name="Send")
     cancel = page.get_by_role("button", name="Cancel turn")
@@ -74,14 +74,15 @@ def test_cancel_stops_the_running_turn_and_the_log_records_it_cancelled(
     page.get_by_label("Message", exact=True).fill("/hold")
     send.click()
     log = page.get_by_role("log", name="Messages")
-    expect(log.get_by_text("Running tool wait_for_release {}")).to_be_visible()  # held there
+    expect(log.get_by_text("Working on it…")).to_be_visible()  # held in the tool
     expect(state).to_have_text("State: running")
     expect(send).to_be_disabled()
     expect(cancel).to_be_enabled()
 
     cancel.click()
     expect(log.locator(".activity-cancelled")).to_have_text("Turn cancelled.")
-    expect(log.get_by_text("Tool wait_for_release was stopped")).to_be_visible()
+    expect(log.get_by_text("Working on it…")).to_have_count(0)
+    expect(log).not_to_contain_text("wait_for_release")  # no tool name for the user
     expect(state).to_have_text("State: idle")
     expect(cancel).to_be_disabled()
     expect(send).to_be_enabled()
@@ -92,7 +93,7 @@ def test_cancel_stops_the_running_turn_and_the_log_records_it_cancelled(
     assert not _release_if_held(ui_project / "hold.fifo"), "the tool still waited"
     events = logged_events(served_ui.base_url, served_ui.chat_key, conversation_id)
     stops = [e["stop_reason"] for e in events if e["type"] == "turn_ended"]
-    assert stops == ["end_turn", "cancelled"], stops  # the session start, then the held turn
+    assert stops == ["end_turn", "cancelled"], stops  # the greeting on open, the held turn
     assert [e for e in events if e["type"] == "tool_executed"] == []  # no call record
 
     # a reload (same tab: same conversation) shows the cancelled turn; the conversation goes on

@@ -1,9 +1,10 @@
 """The web chat (/ui/chat) against a real `keel run` of the retail example.
 
-The scripted demo cancels order #W6247578: the page streams the bot's messages and tool
-runs, shows the reason buttons, and the paused `cancel_pending_order` call is approved
-(or denied) with the approval box's buttons. Every wait is a DOM condition (Playwright's
-auto-waiting `expect`), never a sleep.
+The scripted demo cancels order #W6247578: a new conversation opens with the greeting, the
+page streams the bot's messages (tool runs show as "Working on it…", never by name), shows
+the reason buttons, and the paused `cancel_pending_order` call is approved (or denied) with
+the one pair of confirmation buttons under the question. Every wait is a DOM condition
+(Playwright's auto-waiting `expect`), never a sleep.
 """
 
 from __future__ import annotations
@@ -48,6 +49,14 @@ def _tool_runs(served: ServedUi, conversation_id: str, tool: str) -> int:
     return sum(1 for e in events if e["type"] == "tool_executed" and e["tool_name"] == tool)
 
 
+def _no_internal_names(page: Page) -> None:
+    """The page shows no tool name, no raw arguments and no approval jargon."""
+    text = page.locator("main").inner_text()
+    internals = ("cancel_pending_order", "set_fields", "activate", '"reason"', "Tool ", "approved")
+    for internal in internals:
+        assert internal not in text, f"{internal!r} is shown to the user:\n{text}"
+
+
 def test_chat_streams_the_cancellation_and_approve_runs_the_paused_tool(
     served_ui: ServedUi, page: Page, page_errors: list[str]
 ) -> None:
@@ -58,13 +67,14 @@ def test_chat_streams_the_cancellation_and_approve_runs_the_paused_tool(
     assert re.fullmatch(r"web-[0-9a-f]{10}", conversation_id)
     log = page.get_by_role("log", name="Messages")
     state = page.locator("#conversation-state")
-    expect(state).to_have_text("State: new")
+    expect(log.locator(".message-bot").first).to_contain_text(GREETING)  # greeted on open
+    expect(state).to_have_text("State: idle")
+    expect(log.locator(".message-user")).to_have_count(0)
 
     page.get_by_label("Message", exact=True).fill(SIGN_IN)
     page.get_by_role("button", name="Send").click()
-    expect(log).to_contain_text(GREETING)
     expect(log).to_contain_text(FOUND)
-    expect(log).to_contain_text("Tool set_fields finished")  # a tool_finished frame
+    expect(log.get_by_text(GREETING)).to_have_count(1)  # the greeting once, not again
     expect(state).to_have_text("State: idle")
 
     page.get_by_label("Message", exact=True).fill(ORDER)
@@ -75,23 +85,28 @@ def test_chat_streams_the_cancellation_and_approve_runs_the_paused_tool(
     reason.click()  # sends the payload, shows the title
     expect(log.locator(".message-user").last).to_have_text(f"You: {REASON_TITLE}")
 
-    approval = page.get_by_role("region", name="Approval needed")
-    expect(approval).to_be_visible()
-    expect(approval).to_contain_text("Please confirm: cancel order #W6247578")
-    expect(approval.locator("#approval-tool")).to_have_text("cancel_pending_order")
-    expect(approval).to_contain_text('"reason": "no longer needed"')
+    # one confirmation: the question, and one pair of buttons under it
+    question = log.locator(".message-bot").last
+    expect(question).to_contain_text("Please confirm: cancel order #W6247578")
+    confirm = question.get_by_role("group", name="Confirm")
+    expect(confirm.get_by_role("button")).to_have_text(["Yes, cancel it", "No, keep it"])
+    expect(page.get_by_role("button", name="Yes, cancel it")).to_have_count(1)
+    expect(page.get_by_role("button", name="No, keep it")).to_have_count(1)
+    expect(page.get_by_role("region", name="Approval needed")).to_have_count(0)
     expect(state).to_have_text("State: paused")
+    _no_internal_names(page)
     assert _tool_runs(served_ui, conversation_id, "cancel_pending_order") == 0
 
-    approval.get_by_role("button", name="Approve").click()
-    expect(log).to_contain_text("You approved cancel_pending_order")
-    expect(log).to_contain_text("Tool cancel_pending_order finished")
+    confirm.get_by_role("button", name="Yes, cancel it").click()
+    expect(log.locator(".message-user").last).to_have_text("You: Yes, cancel it")
     expect(log).to_contain_text(CANCELLED)
     expect(log).to_contain_text("Is there anything else I can help you with, Yusuf Rossi?")
-    expect(approval).to_be_hidden()
+    expect(log.get_by_role("group", name="Confirm")).to_have_count(0)
+    expect(page.get_by_role("button", name="Yes, cancel it")).to_have_count(0)
     expect(state).to_have_text("State: idle")
     expect(page.get_by_role("button", name="Cancel turn")).to_be_disabled()
     expect(page.get_by_role("alert")).to_be_hidden()
+    _no_internal_names(page)
     assert _tool_runs(served_ui, conversation_id, "cancel_pending_order") == 1
     assert page_errors == [], page_errors
 
@@ -133,7 +148,7 @@ def test_chat_can_be_driven_with_the_keyboard_alone(
     expect(reason).to_be_enabled()
     tab_to(page, reason, backwards=True)
     page.keyboard.press("Enter")
-    approve = page.get_by_role("button", name="Approve")
+    approve = page.get_by_role("button", name="Yes, cancel it")
     expect(approve).to_be_enabled()
     tab_to(page, approve, backwards=True)
     page.keyboard.press("Space")
@@ -179,18 +194,29 @@ def test_a_reload_shows_the_history_and_the_pending_pause_which_deny_resolves(
     expect(log).to_contain_text(GREETING)
     expect(log).to_contain_text(FOUND)
     expect(log.locator(".message-user").last).to_have_text(f"You: {REASON_TITLE}")
-    approval = page.get_by_role("region", name="Approval needed")
-    expect(approval).to_contain_text(pending["ask"])
+    question = log.locator(".message-bot").last
+    expect(question).to_contain_text(pending["ask"])
+    confirm = question.get_by_role("group", name="Confirm")
+    expect(confirm.get_by_role("button")).to_have_text(["Yes, cancel it", "No, keep it"])
+    expect(question.get_by_role("group", name="Suggested replies")).to_have_count(0)
     expect(page.locator("#conversation-state")).to_have_text("State: paused")
 
-    approval.get_by_role("button", name="Deny").click()
-    expect(log).to_contain_text("You denied cancel_pending_order")
-    expect(approval).to_be_hidden()
+    confirm.get_by_role("button", name="No, keep it").click()
+    expect(log.locator(".message-user").last).to_have_text("You: No, keep it")
+    expect(log.get_by_role("group", name="Confirm")).to_have_count(0)
     expect(page.locator("#conversation-state")).to_have_text("State: idle")
+    _no_internal_names(page)
     view = httpx.get(
         f"{served_ui.base_url}/v1/conversations/reloaded",
         headers=served_ui.headers(served_ui.chat_key),
     ).json()
     assert view["pending_confirmation"] is None
     assert _tool_runs(served_ui, "reloaded", "cancel_pending_order") == 0
+
+    # the answer is in the history as it was shown, and the question has no buttons left
+    page.reload()
+    expect(log.locator(".message-user")).to_have_count(4)
+    expect(log.locator(".message-user").last).to_have_text("You: No, keep it")
+    expect(log.get_by_role("button", name="Yes, cancel it")).to_have_count(0)
+    expect(page.locator("#conversation-state")).to_have_text("State: idle")
     assert page_errors == [], page_errors

@@ -7,6 +7,7 @@ paused tool confirmation: sign in, pick order #W6247578, tap a reason button, an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
 
 ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+DOC_IMAGES = ROOT / "docs" / "img"
 RETAIL = ROOT / "examples" / "retail"
 RETAIL_SCRIPT = (RETAIL / "scripts" / "cancel_order.yml").read_text(encoding="utf-8")
 
@@ -124,3 +127,16 @@ def logged_events(base_url: str, key: str, conversation_id: str) -> list[dict[st
     )
     response.raise_for_status()
     return [item["event"] for item in response.json()["events"]]
+
+
+def doc_screenshot(page: Page, name: str, *, locator: Locator | None = None) -> Path:
+    """Save a screenshot of the page (or of `locator`) as `artifacts/<name>.png`, and as
+    `docs/img/<name>.png` when `KEEL_DOC_SCREENSHOTS=1` (how docs/ui.md's are made)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    target = locator if locator is not None else page
+    target.screenshot(path=str(path))
+    if os.environ.get("KEEL_DOC_SCREENSHOTS") == "1":
+        DOC_IMAGES.mkdir(parents=True, exist_ok=True)
+        (DOC_IMAGES / f"{name}.png").write_bytes(path.read_bytes())
+    return path

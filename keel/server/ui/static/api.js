@@ -182,7 +182,8 @@ export function compact(value) {
 /**
  * Wire the key form every page has (`#key-form`, `#key-input`, `#key-status`): reads
  * `#key=` from the address first, then shows whether a key is saved. `onSaved` runs after a
- * save (and at start when a key is there).
+ * save (and at start when a key is there). While no key is saved the page's key prompt
+ * (`#key-prompt`) is shown and its `.needs-key` panels are hidden.
  */
 export function setupKeyForm(onSaved) {
   keyFromFragment();
@@ -191,6 +192,7 @@ export function setupKeyForm(onSaved) {
   const status = document.getElementById("key-status");
   const show = () => {
     status.textContent = getKey() ? "A key is saved for this tab." : "No key saved yet.";
+    showKeyPrompt(getKey() ? "" : "none");
   };
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -199,8 +201,29 @@ export function setupKeyForm(onSaved) {
     show();
     if (getKey()) onSaved();
   });
+  const focusKey = document.getElementById("key-prompt-focus");
+  if (focusKey) focusKey.addEventListener("click", () => input.focus());
   show();
   if (getKey()) onSaved();
+}
+
+/**
+ * Show the key prompt instead of the panels that need a key: `why` is "none" (no key
+ * saved), an ApiError the server answered with 401 or 403 (a wrong key, a missing scope),
+ * or "" to hide the prompt. Returns whether the prompt is shown.
+ */
+export function showKeyPrompt(why) {
+  const prompt = document.getElementById("key-prompt");
+  if (!prompt) return false;
+  const reason = document.getElementById("key-prompt-reason");
+  const refused = why instanceof ApiError && (why.status === 401 || why.status === 403);
+  const shown = why === "none" || refused;
+  if (reason) {
+    reason.textContent = refused ? `The saved key was refused: ${why.message} (${why.code}).` : "No API key is saved for this tab yet.";
+  }
+  prompt.hidden = !shown;
+  for (const panel of document.querySelectorAll(".needs-key")) panel.hidden = shown;
+  return shown;
 }
 
 /** Show a message in the page's alert region (`#alert`), or clear it with "". */
