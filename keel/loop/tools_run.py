@@ -196,7 +196,9 @@ async def run_builder_tool(
             run = await run_tool(definition, args, context=context, timeout=timeout)
     finally:
         # Memory a tool wrote is kept even when the turn is cancelled mid-tool.
-        await asyncio.shield(t.emit(*memory.take()))
+        written = memory.take()
+        if written:
+            await asyncio.shield(t.emit(*written))
     _log_failure(t, tool_name, run)
     for text in context.sent:
         await t.say(BotMessage(text=text, response_source="verbatim"))

@@ -8,8 +8,10 @@ Raw JSON text is parsed (blank or None means `{}`); a mapping is taken as alread
 Missing required and unexpected arguments are found from the schema's object levels, each
 present argument is checked against its own sub-schema (nested objects are taken apart the
 same way), and only when all that passes is the whole object checked (for anything else:
-`allOf`, `minProperties`, ...). Validators are compiled once per schema and cached
-(`keel.tools.validators`, `keel.tools.schema_plan`). Nothing here raises, whatever the input.
+`allOf`, `minProperties`, ...); arguments that pass the whole schema are not taken apart.
+Validators are compiled once per schema and cached (`keel.tools.validators`,
+`keel.tools.schema_plan`), and a read-only schema object keeps its plan, so a tool offered
+call after call is not serialised again. Nothing here raises, whatever the input.
 
 Problems come in a fixed order: by kind (json, missing, extra, type, schema); within a kind,
 in schema order (required list, then properties), unexpected names sorted.
@@ -22,6 +24,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal
 
 from keel.tools.definition import ToolDefinition
@@ -65,6 +68,8 @@ def validate_arguments(
     plan = _plan(target)
     if isinstance(plan, Unusable):
         return parsed, (_unusable(plan),)
+    if _valid_whole(plan, parsed):
+        return parsed, ()  # the usual case: nothing to take apart
     problems = _object_problems(plan, parsed, "") if plan.decomposable else []
     if not problems:
         problems = _whole_problems(plan, parsed)
@@ -136,15 +141,38 @@ def _json_problem(message: str) -> ArgumentProblem:
     return ArgumentProblem(kind="json", path="", message=message)
 
 
+def _valid_whole(plan: SchemaNode, value: dict[str, object]) -> bool:
+    """Whether `value` passes the whole schema: then taking it apart finds nothing either
+    (each part is checked against the same sub-schemas and definitions)."""
+    validator = compiled_validator(plan.key)
+    return not isinstance(validator, Unusable) and check(validator, value) is None
+
+
+_PLAN_OF_SCHEMA_SIZE = 1024
+"""How many read-only schema objects keep their plan by identity."""
+
+_plan_of_schema: dict[int, tuple[Mapping[str, object], SchemaNode | Unusable]] = {}
+"""A read-only schema object's plan, by identity (the object is kept, so its id is not
+reused): a tool's schema is read-only and offered call after call."""
+
+
 def _plan(target: ToolDefinition | Mapping[str, object]) -> SchemaNode | Unusable:
     schema = target.parameters if isinstance(target, ToolDefinition) else target
+    known = _plan_of_schema.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
     try:
         text = json.dumps(
             thaw_json(schema), separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
     except (TypeError, ValueError, RecursionError):
         return Unusable(reason="the schema is not JSON")
-    return plan_for(text)
+    plan = plan_for(text)
+    if type(schema) is MappingProxyType:  # a plain dict could change under the same id
+        if len(_plan_of_schema) >= _PLAN_OF_SCHEMA_SIZE:
+            _plan_of_schema.clear()
+        _plan_of_schema[id(schema)] = (schema, plan)
+    return plan
 
 
 def _unusable(plan: Unusable) -> ArgumentProblem:
