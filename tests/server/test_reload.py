@@ -125,3 +125,49 @@ async def test_an_unchanged_project_is_not_reloaded(serve: ServeFactory, project
         (project / "responses.yml").touch()
         assert await s.runtime.reload() is True
         assert s.runtime.engine is engine
+
+
+def test_what_is_watched_and_what_the_revision_covers(tmp_path: Path) -> None:
+    from keel.server.reload import relevant
+
+    root = tmp_path / "agent"
+    (root / "skills" / "a").mkdir(parents=True)
+    (root / "skills" / "a" / "skill.md").write_text("x", encoding="utf-8")
+    (root / "responses.yml").write_text("responses: {}\n", encoding="utf-8")
+    for ignored in (".keel/keel.db", ".keel/local-key", "tools/__pycache__/t.cpython-311.pyc"):
+        (root / ignored).parent.mkdir(parents=True, exist_ok=True)
+        (root / ignored).write_text("state", encoding="utf-8")
+    for name in ("agent.db-wal", "responses.yml.swp", "notes.md~", "store.sqlite3"):
+        (root / name).write_text("tmp", encoding="utf-8")
+    before = project_revision(root)
+    for ignored in (".keel/keel.db", "agent.db-wal", "responses.yml.swp", "store.sqlite3"):
+        (root / ignored).write_text("changed", encoding="utf-8")
+        assert not relevant(str(root / ignored), root)
+    assert project_revision(root) == before  # serving (the store, the key) changes nothing
+    assert relevant(str(root / "skills" / "a" / "skill.md"), root)
+    assert not relevant(str(tmp_path / "elsewhere.yml"), root)
+    (root / "skills" / "a" / "skill.md").write_text("y", encoding="utf-8")
+    assert project_revision(root) != before
+
+
+def test_a_reload_imports_the_projects_helper_modules_afresh(tmp_path: Path) -> None:
+    import importlib
+    import sys
+
+    from keel.server.reload import forget_project_modules
+
+    root = tmp_path / "agent"
+    (root / "helpers_h8").mkdir(parents=True)
+    (root / "helpers_h8" / "__init__.py").write_text("VALUE = 1\n", encoding="utf-8")
+    sys.path.insert(0, str(root))
+    try:
+        assert importlib.import_module("helpers_h8").VALUE == 1
+        # Another size too: a cached .pyc of the same second and size would pass for fresh.
+        (root / "helpers_h8" / "__init__.py").write_text("VALUE = 2  # edited\n", encoding="utf-8")
+        forget_project_modules(root.resolve())
+        assert "helpers_h8" not in sys.modules
+        assert "keel.server.reload" in sys.modules  # Keel's own modules stay
+        assert importlib.import_module("helpers_h8").VALUE == 2
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop("helpers_h8", None)
