@@ -1,4 +1,5 @@
-"""Which cases the benchmark runs: the floor, Keel and the three peers, plus variants.
+"""Which cases the benchmark runs: the floor, Keel (in memory and on a SQLite file) and the
+three peers, plus variants.
 
 Standard library only (the case modules are imported by name, only where they are run).
 """
@@ -16,7 +17,9 @@ class CaseSpec:
     module: str
     options: dict[str, object] = field(default_factory=dict)
     kind: str = "peer"
-    """`floor`, `keel`, `peer` (counts for "fastest peer") or `variant` (shown, not ranked)."""
+    """`floor`, `keel` (Keel in memory and Keel on a SQLite file, each with its goal
+    against the fastest peer), `peer` (counts for "fastest peer") or `variant` (shown,
+    not ranked)."""
     dists: tuple[str, ...] = ()
     """Distributions whose versions the report lists."""
 
@@ -24,6 +27,7 @@ class CaseSpec:
 MAIN: tuple[CaseSpec, ...] = (
     CaseSpec(label="floor", module="case_floor", kind="floor", dists=("fastjsonschema",)),
     CaseSpec(label="keel", module="case_keel", kind="keel", dists=("keel",)),
+    CaseSpec(label="keel, sqlite", module="case_keel", options={"store": "sqlite"}, kind="keel"),
     CaseSpec(
         label="langgraph",
         module="case_langgraph",
@@ -36,7 +40,6 @@ MAIN: tuple[CaseSpec, ...] = (
 )
 
 VARIANTS: tuple[CaseSpec, ...] = (
-    CaseSpec(label="keel, sqlite", module="case_keel", options={"store": "sqlite"}, kind="variant"),
     CaseSpec(
         label="langgraph, InMemorySaver",
         module="case_langgraph",

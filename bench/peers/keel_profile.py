@@ -1,4 +1,5 @@
-"""Where Keel's time per round trip goes: the timed runs under cProfile, split by code area.
+"""Where Keel's time per round trip goes: the timed runs under cProfile, split by code area,
+and how many function calls a round trip makes.
 
 Every function's own time (cProfile's `tottime`, never counted twice) goes to the area of
 the file it lives in; a built-in (`isinstance`, the C JSON encoder, `datetime.now`) goes
@@ -22,7 +23,7 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("fold events into the state", ("keel/events/fold.py",)),
     ("event objects: build, freeze, timestamp", ("keel/events/", "dataclasses.py", "keel/ids.py")),
-    ("event store (in memory)", ("keel/stores/",)),
+    ("event store", ("keel/stores/",)),
     (
         "prompt, history fitting, tier",
         ("keel/loop/prompt", "keel/loop/history.py", "keel/loop/model_call.py", "keel/llm/"),
@@ -73,8 +74,20 @@ def _spread(stats: Stats) -> dict[str, float]:
     return own
 
 
-async def profile(case: Case, scenario: Scenario, runs: int) -> tuple[list[Share], int]:
-    """Profile `runs` timed runs of `case`; the shares and the events appended per turn."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Profiled:
+    """What the profiled runs of one Keel case showed."""
+
+    shares: list[Share]
+    events: int
+    """Events appended per turn."""
+    calls_per_round_trip: float
+    """Every call cProfile counted (Python functions and built-ins), per model round trip:
+    exact and the same from run to run, unlike timings."""
+
+
+async def profile(case: Case, scenario: Scenario, runs: int) -> Profiled:
+    """Profile `runs` timed runs of `case`: the shares, events per turn, calls per trip."""
     profiler = cProfile.Profile()
     events = 0
     for _ in range(runs):
@@ -83,9 +96,10 @@ async def profile(case: Case, scenario: Scenario, runs: int) -> tuple[list[Share
         result = await case.run()
         profiler.disable()
         events = len(getattr(result, "events", ()))
-    raw: Stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    stats = pstats.Stats(profiler)
+    calls = stats.total_calls / max(runs, 1) / scenario.round_trips  # type: ignore[attr-defined]
+    raw: Stats = stats.stats  # type: ignore[attr-defined]
     own = _spread(raw)
     whole = sum(own.values())
-    if whole <= 0:
-        return [], events
-    return [Share(label=label, share=value / whole) for label, value in own.items()], events
+    shares = [Share(label=label, share=value / whole) for label, value in own.items()]
+    return Profiled(shares=shares if whole > 0 else [], events=events, calls_per_round_trip=calls)

@@ -87,19 +87,67 @@ def table(timings: Timings, specs: tuple[CaseSpec, ...], probes: Mapping[str, Pr
     return "\n".join(lines)
 
 
-def breakdown(profile: Mapping[str, Mapping[str, object]], timings: Timings) -> str:
-    """Keel's profile shares applied to its unprofiled median µs per round trip."""
+def breakdown(profile: Mapping[str, Mapping[str, object]], timings: Timings, label: str) -> str:
+    """Keel's profile shares (case `label`) applied to its unprofiled median µs per trip."""
     if not profile:
         return ""
     names = [s for s in SCENARIO_NAMES if s in profile]
-    head = "| Keel, where the time goes | " + " | ".join(f"{s} µs/rt | {s} share" for s in names)
+    head = f"| {label}, where the time goes | " + " | ".join(
+        f"{s} µs/rt | {s} share" for s in names
+    )
     lines = [head + " |", "| --- |" + " ---: | ---: |" * len(names)]
     shares = {s: dict(profile[s]["shares"]) for s in names}  # type: ignore[call-overload]
-    for label in shares[names[0]]:
-        cells = [label]
+    for area in shares[names[0]]:
+        cells = [area]
         for s in names:
-            share = float(shares[s].get(label, 0.0))
-            total = per_trip(timings, s, "keel") or 0.0
+            share = float(shares[s].get(area, 0.0))
+            total = per_trip(timings, s, label) or 0.0
             cells += [_us(share * total), f"{share:.0%}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+GOALS: tuple[tuple[str, str, float], ...] = (
+    ("keel", "Keel in memory", 0.15),
+    ("keel, sqlite", "Keel persisting to a SQLite file", 0.5),
+)
+"""Keel's cases, what they are called in the text, and the goal against the fastest peer
+(issue 18: at most that share of the fastest peer's in-memory time per round trip)."""
+CALLS_GOAL = 600
+"""Python function calls per model round trip (cProfile, built-ins included), at most."""
+
+
+def summary(
+    timings: Timings,
+    specs: tuple[CaseSpec, ...],
+    profiles: Mapping[str, Mapping[str, Mapping[str, object]]],
+) -> str:
+    """The ratios against the fastest peer for both stores, and the calls per round trip,
+    each with its goal, as sentences."""
+    peer = {s: fastest_peer(timings, specs, s) for s in SCENARIO_NAMES}
+    lines: list[str] = []
+    for label, name, goal in GOALS:
+        trips = {s: per_trip(timings, s, label) for s in SCENARIO_NAMES}
+        if all(v is None for v in trips.values()):
+            continue
+        ratios = [_ratio(trips[s], peer[s]) for s in SCENARIO_NAMES]
+        met = all(
+            trips[s] is not None and peer[s] and trips[s] / peer[s] <= goal  # type: ignore[operator]
+            for s in SCENARIO_NAMES
+        )
+        text = (
+            f"{name}: {ratios[0]} (support) and {ratios[1]} (long) of the fastest peer's "
+            f"in-memory time per round trip; goal at most {goal:g}x: "
+            f"{'met' if met else 'not met'}."
+        )
+        calls = profiles.get(label, {})
+        counted = [calls.get(s, {}).get("calls_per_round_trip") for s in SCENARIO_NAMES]
+        if all(isinstance(c, int | float) for c in counted):
+            under = all(float(c) <= CALLS_GOAL for c in counted)  # type: ignore[arg-type]
+            text += (
+                f" Function calls per round trip (cProfile): {float(counted[0]):,.0f} "  # type: ignore[arg-type]
+                f"(support) and {float(counted[1]):,.0f} (long); goal at most "  # type: ignore[arg-type]
+                f"{CALLS_GOAL}: {'met' if under else 'not met'}."
+            )
+        lines.append(text)
+    return "\n\n".join(lines)

@@ -79,17 +79,21 @@ async def time_scenario(
     return {label: summary(values, scenario) for label, values in samples.items()}
 
 
-async def keel_shares(scenario: Scenario, runs: int) -> dict[str, object]:
-    """Keel's profile for `scenario` (see keel_profile.py)."""
+async def keel_shares(spec: CaseSpec, scenario: Scenario, runs: int) -> dict[str, object]:
+    """The profile of Keel's case `spec` for `scenario` (see keel_profile.py)."""
     from keel_profile import profile
 
-    case = build(CaseSpec(label="keel", module="case_keel"), scenario)
+    case = build(spec, scenario)
     for _ in range(5):
         await case.prepare()
         await case.run()
-    shares, events = await profile(case, scenario, runs)
+    found = await profile(case, scenario, runs)
     await case.close()
-    return {"events_per_turn": events, "shares": [[s.label, s.share] for s in shares]}
+    return {
+        "events_per_turn": found.events,
+        "calls_per_round_trip": found.calls_per_round_trip,
+        "shares": [[s.label, s.share] for s in found.shares],
+    }
 
 
 def versions(specs: tuple[CaseSpec, ...]) -> dict[str, str]:
@@ -120,9 +124,9 @@ async def main(argv: list[str]) -> int:
         scenario = SCENARIOS[name]
         print(f"timing {name} ({scenario.round_trips} round trips)...", file=sys.stderr)
         out["timings"][name] = await time_scenario(specs, scenario, options)  # type: ignore[index]
-        if options.profile_runs and any(spec.label == "keel" for spec in specs):
-            profiled = await keel_shares(scenario, options.profile_runs)
-            out["keel_profile"][name] = profiled  # type: ignore[index]
+        for spec in (s for s in specs if s.kind == "keel") if options.profile_runs else ():
+            profiled = await keel_shares(spec, scenario, options.profile_runs)
+            out["keel_profile"].setdefault(spec.label, {})[name] = profiled  # type: ignore[attr-defined]
     json.dump(out, sys.stdout, indent=1)
     print()
     return 0
