@@ -3,9 +3,10 @@
 A conversation is addressed by its owner (the key name, as in `GET /v1/admin/conversations`)
 and the id that key chose; the owner `~` addresses a log written outside the server (owner
 null in the listing). `events` answers the log like the chat API's, `state?seq=N` the fold
-of the log up to event N (memory pii masked), and `stream` every log event as a `logged`
-frame: the log after the resume point, then new events as they are appended, until the
-client leaves.
+of the log up to event N (memory pii masked), `graph?seq=N` the agent's Mermaid flowchart
+(`keel graph`) with the step the conversation was at after event N marked, and `stream`
+every log event as a `logged` frame: the log after the resume point, then new events as
+they are appended, until the client leaves.
 
 The stream follows the log, the source of truth: each round reads the store after the last
 seq sent, then waits for a reason to look again. Reasons: the conversation's running turn
@@ -25,7 +26,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, Path, Query
 from fastapi.responses import JSONResponse
 
-from keel.events.fold import fold
+# pydantic needs typing_extensions' TypedDict before Python 3.12 (as keel.server.wire).
+from typing_extensions import TypedDict
+
+from keel.events.fold import ConversationState, fold
+from keel.project.definition import AgentDefinition
+from keel.project.graph import highlight_node, mermaid_graph
 from keel.server.conversations import MAX_SEQ, known_last_seq, resume_point
 from keel.server.deps import AdminKey, Runtime
 from keel.server.errors import ERROR_RESPONSES, ApiError
@@ -55,16 +61,41 @@ OwnerPath = Annotated[
 AdminConversationIdPath = Annotated[
     str, Path(min_length=1, max_length=255, description="The conversation id its key chose.")
 ]
+_SEQ_OUT_OF_RANGE = (
+    "`seq` is not a number, or past the log's end (`conversation.seq_out_of_range`)."
+)
 SeqQuery = Annotated[int, Query(ge=0, le=MAX_SEQ)]
 
 _UNKNOWN: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorReply, "description": "No such conversation (`conversation.not_found`)."},
 }
 
+_AT_SEQ: dict[int | str, dict[str, Any]] = {
+    **_UNKNOWN,
+    422: {"model": ErrorReply, "description": _SEQ_OUT_OF_RANGE},
+}
+
 
 def inspected_key(owner: str, conversation_id: str) -> str:
     """The store's id of `owner`'s conversation `conversation_id`."""
     return conversation_id if owner == NO_OWNER else store_key(owner, conversation_id)
+
+
+async def folded_at(
+    runtime: ServerRuntime, key: str, seq: int | None
+) -> tuple[ConversationState, int, int]:
+    """(the log of `key` folded up to `seq` (default: its end), that seq, the last seq);
+    404 for no such conversation, 422 `conversation.seq_out_of_range` past the log's end."""
+    last = await known_last_seq(runtime, key)
+    upto = last if seq is None else seq
+    if upto > last:
+        raise ApiError(
+            422,
+            "conversation.seq_out_of_range",
+            f"seq {upto} is past the log's last event ({last})",
+        )
+    stored = await runtime.store.read(key)
+    return fold(s.event for s in stored if s.seq <= upto), upto, last
 
 
 @router.get("/events", response_model=EventsReply, responses=_UNKNOWN)
@@ -88,14 +119,7 @@ async def get_events(
 @router.get(
     "/state",
     response_model=StateAtReply,
-    responses={
-        **_UNKNOWN,
-        422: {
-            "model": ErrorReply,
-            "description": "`seq` is not a number, or past the log's end "
-            "(`conversation.seq_out_of_range`).",
-        },
-    },
+    responses=_AT_SEQ,
 )
 async def get_state(
     owner: OwnerPath,
@@ -109,17 +133,7 @@ async def get_state(
 ) -> JSONResponse:
     """The conversation's state after event `seq`: status, active skill, stack, memory
     (pii masked), pending pause."""
-    key = inspected_key(owner, conversation_id)
-    last = await known_last_seq(runtime, key)
-    upto = last if seq is None else seq
-    if upto > last:
-        raise ApiError(
-            422,
-            "conversation.seq_out_of_range",
-            f"seq {upto} is past the log's last event ({last})",
-        )
-    stored = await runtime.store.read(key)
-    state = fold(s.event for s in stored if s.seq <= upto)
+    state, upto, last = await folded_at(runtime, inspected_key(owner, conversation_id), seq)
     shown_owner = None if owner == NO_OWNER else owner
     reply = state_at_reply(
         shown_owner, conversation_id, state, runtime.definition.memory, seq=upto, last_seq=last
@@ -151,6 +165,96 @@ async def get_stream(
     start = resume_point(last_event_id, after)
     await known_last_seq(runtime, key)
     return EventStream(follow_log(runtime, key, start))
+
+
+class CurrentStepOut(TypedDict):
+    """The step an ordered block of the conversation was at, and its node in the graph."""
+
+    skill_id: str
+    block_id: str
+    step_id: str
+    node_id: str
+    """The Mermaid node id of the step (`keel.project.graph.step_node_id`)."""
+
+
+class GraphReply(TypedDict):
+    """`GET /v1/admin/conversations/{owner}/{id}/graph`: the agent's flowchart at `seq`."""
+
+    owner: str | None
+    conversation_id: str
+    seq: int
+    """The last event folded (the `seq` asked for, else the log's last)."""
+    mermaid: str
+    """The Mermaid text `keel graph` prints, the current step given the class `current`."""
+    current: CurrentStepOut | None
+    """The innermost ordered block's step after event `seq`; null outside any block."""
+
+
+def current_step(definition: AgentDefinition, state: ConversationState) -> CurrentStepOut | None:
+    """The step pointer of the innermost ordered block on `state`'s stack that the graph
+    shows (a step of a bundled skill, or one the definition no longer has, is none)."""
+    for frame in reversed(state.stack):
+        if frame.block_id is None or frame.step_id is None:
+            continue
+        node = highlight_node(definition, f"{frame.skill_id}.{frame.block_id}.{frame.step_id}")
+        skill = definition.skills.get(frame.skill_id)
+        if node is None or skill is None or skill.bundled:
+            return None
+        return {
+            "skill_id": frame.skill_id,
+            "block_id": frame.block_id,
+            "step_id": frame.step_id,
+            "node_id": node,
+        }
+    return None
+
+
+def graph_reply(
+    owner: str | None,
+    conversation_id: str,
+    definition: AgentDefinition,
+    state: ConversationState,
+    *,
+    seq: int,
+) -> GraphReply:
+    """The graph of `definition` with the current step of `state` (the log up to `seq`)."""
+    current = current_step(definition, state)
+    highlight = (
+        None
+        if current is None
+        else f"{current['skill_id']}.{current['block_id']}.{current['step_id']}"
+    )
+    return {
+        "owner": owner,
+        "conversation_id": conversation_id,
+        "seq": seq,
+        "mermaid": mermaid_graph(definition, highlight=highlight),
+        "current": current,
+    }
+
+
+@router.get(
+    "/graph",
+    response_model=GraphReply,
+    responses=_AT_SEQ,
+)
+async def get_graph(
+    owner: OwnerPath,
+    conversation_id: AdminConversationIdPath,
+    principal: AdminKey,
+    runtime: Runtime,
+    seq: Annotated[
+        int | None,
+        Query(ge=0, le=MAX_SEQ, description="The step after this event (default: the last)."),
+    ] = None,
+) -> JSONResponse:
+    """The agent's skills, blocks and steps as a Mermaid flowchart (`keel graph`), the step
+    the conversation was at after event `seq` marked as `current`."""
+    state, upto, _ = await folded_at(runtime, inspected_key(owner, conversation_id), seq)
+    shown_owner = None if owner == NO_OWNER else owner
+    return JSONResponse(
+        graph_reply(shown_owner, conversation_id, runtime.definition, state, seq=upto)
+    )
 
 
 # Following the log (the `stream` endpoint).

@@ -28,6 +28,7 @@ OPERATIONS = {
     ("get", "/v1/admin/conversations"),
     ("get", "/v1/admin/conversations/{owner}/{conversation_id}/events"),
     ("get", "/v1/admin/conversations/{owner}/{conversation_id}/state"),
+    ("get", "/v1/admin/conversations/{owner}/{conversation_id}/graph"),
     ("get", "/v1/admin/conversations/{owner}/{conversation_id}/stream"),
     ("get", "/v1/admin/plans"),
     ("get", "/v1/admin/plans/{entry_id}"),
