@@ -163,6 +163,14 @@ def yes_no(text: str) -> Extraction:
     return decide(answers)
 
 
+def whole(text: str) -> Extraction:
+    """The whole message, trimmed (a free-text entry); not a slash command or a `set:` tap."""
+    said = " ".join(text.split())
+    if not said or said.startswith(("/", "set:")):
+        return Missing()
+    return Found(value=said)
+
+
 def gazetteer(text: str, names: Iterable[str]) -> Extraction:
     """Names of the list found as whole words (case-insensitive), in the list's spelling."""
     said = _normal(text)

@@ -53,6 +53,8 @@ def _run(field: MemoryField, spec: ExtractSpec, text: str, root: Path) -> ex.Ext
         return ex.enum(text, field.enum_values, spec.synonyms)
     if kind == "pattern" and spec.pattern is not None:
         return ex.pattern(text, spec.pattern)
+    if kind == "text":
+        return ex.whole(text)
     if kind == "gazetteer" and spec.gazetteer is not None:
         return ex.gazetteer(text, load_gazetteer(root, spec.gazetteer))
     return ex.Missing()

@@ -128,7 +128,9 @@ async def _session_steps(t: TurnContext, metadata: Mapping[str, JsonValue], expl
     if explicit:
         # The user event comes after the session-start skill was activated (spec §7.2).
         await t.emit(UserMessage(text=SESSION_START, message_id=t.new_id()))
-    return await passes(t, allow_model=False)
+    outcome = await passes(t, allow_model=False)
+    await offline.greeted(t)  # with no model: which skills need one, said once
+    return outcome
 
 
 async def message(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) -> Next:

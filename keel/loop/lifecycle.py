@@ -85,11 +85,20 @@ async def finish(t: TurnContext, skill_id: str, *, completed: bool) -> None:
 
 
 async def offer_resume(t: TurnContext, skill_id: str) -> None:
-    """Ask whether to continue parked skill `skill_id` (the model hears the answer)."""
-    skill = t.definition.skill(skill_id)
-    name = skill.document.name if skill is not None else skill_id
+    """Ask whether to continue parked skill `skill_id` (the model hears the answer); a
+    hidden skill (one another skill called) is named by the nearest visible skill below."""
+    name = _shown_name(t, skill_id)
     await t.emit(MemorySet(key=RESUME_OFFER_KEY, value=skill_id))
     await t.utter("utter_offer_resume", extra={"skill": name})
+
+
+def _shown_name(t: TurnContext, skill_id: str) -> str:
+    for frame in reversed(t.state.stack):
+        skill = t.definition.skill(frame.skill_id) if frame.type == "skill" else None
+        if skill is not None and not skill.document.routing.hidden:
+            return skill.document.name
+    skill = t.definition.skill(skill_id)
+    return skill.document.name if skill is not None else skill_id
 
 
 async def park_after_answer(t: TurnContext) -> bool:

@@ -16,7 +16,8 @@ reason:
 
 Kinds: `email`, `number`, `date`, `yes_no`, `enum` (categorical entries), `pattern`
 (a regular expression; its first group, else the whole match, is the value), `gazetteer`
-(a text file of the project, one name per line). `ask` names the response that asks for
+(a text file of the project, one name per line), `text` (the whole message, as written:
+a free-text entry such as a summary). `ask` names the response that asks for
 the value again when it was not found (a `collect` step asks with its own utterance).
 Categorical, int, float and bool entries have an implied extractor (`enum`, `number`,
 `yes_no`) for `collect` steps; text entries need an explicit `extract:`.
@@ -30,8 +31,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal, cast
 
-ExtractKind = Literal["email", "number", "date", "yes_no", "enum", "pattern", "gazetteer"]
-SIMPLE_KINDS: Final = frozenset({"email", "number", "date", "yes_no", "enum"})
+ExtractKind = Literal["email", "number", "date", "yes_no", "enum", "pattern", "gazetteer", "text"]
+SIMPLE_KINDS: Final = frozenset({"email", "number", "date", "yes_no", "enum", "text"})
 SPEC_KEYS: Final = frozenset({"kind", "pattern", "gazetteer", "synonyms", "ask"})
 
 

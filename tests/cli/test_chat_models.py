@@ -28,7 +28,7 @@ def chat(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
 def test_with_no_model_the_framework_signs_the_customer_in() -> None:
     result = chat("--model", "none", stdin="mia.moore8091@example.com\n/exit\n")
     assert result.returncode == 0, result.stderr
-    assert "bot: Is there anything else I can help you with, Mia Moore?" in result.stdout
+    assert "bot: You're signed in as Mia Moore. What can I do for you?" in result.stdout
 
 
 def test_the_agents_own_models_need_their_key() -> None:

@@ -79,9 +79,10 @@ async def test_main_flows_complete_with_no_model(tmp_path: Path) -> None:
         assert texts(greeting)[0].startswith("Hi, I'm Sol")
         # Routed to sign-in offline; no email yet, so the sign-in question comes again.
         asked = await say(client, "c1", "hi, I have a question about an order")
-        assert "email address on your account" in texts(asked)[-1]
+        assert "email address on it" in texts(asked)[-1]
         signed = await say(client, "c1", f"sure, it is {USER['email']}")
-        assert texts(signed)[-1] == f"Is there anything else I can help you with, {name}?"
+        # Nothing was asked yet, so no "anything else?": what can I do for you.
+        assert texts(signed)[-1] == f"You're signed in as {name}. What can I do for you?"
         # Order status: routed, order id found by its pattern, status stated by code.
         status = await say(client, "c1", f"has order {DELIVERED} arrived yet?")
         assert texts(status)[0].startswith(f"Order {DELIVERED} is delivered. It holds")
@@ -107,14 +108,16 @@ async def test_sign_in_by_name_and_zip_and_a_fixed_reply_where_a_model_is_needed
     async with served(tmp_path) as client:
         await say(client, "c2", "/session_start")
         signed = await say(client, "c2", f"I'm {first} {last}, zip {USER['address']['zip']}")
-        assert texts(signed)[-1] == f"Is there anything else I can help you with, {first} {last}?"
+        assert texts(signed)[-1] == f"You're signed in as {first} {last}. What can I do for you?"
         # Unsure between skills: a clarifying question with slash-command buttons.
         unsure = await say(client, "c2", "hmm")
         buttons = unsure["messages"][-1]["buttons"]
         assert buttons and all(b["payload"].startswith("/") for b in buttons)
-        # A prose-only skill (product questions) truly needs a model: fixed reply, logged.
+        # A prose-only skill (product questions) truly needs a model: said plainly at once,
+        # with what can be done instead, and logged.
         picked = await say(client, "c2", "/product_info")
-        assert "needs an assistant model" in texts(picked)[-1]
+        assert "(Product information): it needs an AI model" in texts(picked)[0]
+        assert texts(picked)[1] == "Here is what I can do:"
         log = await events(client, "c2")
     ended = [e for e in log if e["type"] == "turn_ended"]
     assert ended[-1]["metadata"]["detail"].startswith("no_model:")

@@ -76,8 +76,14 @@ async def test_with_no_model_the_next_message_is_routed_not_met_with_a_question(
 
     routed = await harness.send("I want a pizza")
     # The block's last step, then the message handled as any message with nothing active:
-    # routed by code to the pizza order, whose first question follows.
-    assert _said(routed.events) == ["Payout step done.", "What name is the order under?"]
+    # routed by code to the pizza order, which is said at once to need a model (its name
+    # collect has no extractor, its topping step is instructions), with what can run.
+    assert _said(routed.events) == [
+        "Payout step done.",
+        "Sorry, I can't help with that here (Order a pizza): it needs an AI model, and this "
+        "assistant runs without one.",
+        "Here is what I can do:",
+    ]
     assert not _asked_to_continue(routed.events)
     decided = [e for e in routed.events if isinstance(e, RoutingDecided)]
     assert [(e.source, e.skill_id) for e in decided][-1:] == [("router", "order")]

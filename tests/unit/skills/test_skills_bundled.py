@@ -55,6 +55,13 @@ def test_bundled_responses() -> None:
         "utter_repeated_tool_call",
         "utter_internal_error",
         "utter_needs_model",
+        "utter_skill_needs_model",
+        "utter_offline_can_do",
+        "utter_offline_limits",
+        "utter_offline_ask_next",
+        "utter_offline_goodbye",
+        "utter_offline_welcome",
+        "utter_offline_stopped",
         "utter_offline_clarify",
         "utter_offline_not_understood",
     }

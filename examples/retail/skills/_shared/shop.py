@@ -83,9 +83,9 @@ def profile(db: Record, user_id: str) -> Record:
 
 
 def normalise_order_id(raw: str) -> str:
-    """`w2378156` or `#W2378156 ` -> `#W2378156`."""
-    text = raw.strip().upper().lstrip("#")
-    return f"#{text}"
+    """`w2378156`, `#W2378156 `, `W 2378156` or `2378156` -> `#W2378156`."""
+    text = "".join(raw.split()).upper().lstrip("#")
+    return f"#W{text}" if text.isdigit() else f"#{text}"
 
 
 def owned_order(db: Record, user_id: str | None, raw_id: str) -> tuple[Record | None, str]:
