@@ -49,6 +49,7 @@ _WRAPPED: tuple[tuple[object, str, str], ...] = (
     (model_call, "offered_tools", "tools"),
     (model_call, "estimate_tokens", "compress"),
     (model_call, "fit_history", "compress"),
+    (model_call, "unit_tokens", "compress"),
     (model_call, "system_prompt", "prompt"),
     (model_call, "history", "prompt"),
 )

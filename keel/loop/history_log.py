@@ -40,6 +40,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 
 from keel.events.model import (
     BotMessage,
@@ -342,16 +343,45 @@ class _Earlier:
             self.first, self.last = events[0], events[-1]
 
 
+class _Sizes:
+    """Unit sizes already worked out for a conversation, kept across its history results:
+    a new result estimates only the units not sized before (by identity)."""
+
+    __slots__ = ("estimate", "sizes", "units")
+
+    def __init__(self) -> None:
+        self.estimate: Callable[[Unit], int] | None = None
+        self.units: tuple[Unit, ...] = ()
+        self.sizes: tuple[int, ...] = ()
+
+    def of(self, units: tuple[Unit, ...], estimate: Callable[[Unit], int]) -> tuple[int, ...]:
+        known = self.units if estimate is self.estimate else ()
+        same = min(len(known), len(units))
+        if not all(map(is_, known[:same], units[:same])):
+            same = next(i for i in range(same) if known[i] is not units[i])
+        sizes = self.sizes[:same] + tuple(estimate(unit) for unit in units[same:])
+        self.estimate, self.units, self.sizes = estimate, units, sizes
+        return sizes
+
+
 class History:
     """`read_history`'s result: the earlier units and this turn's user messages; what is
     derived from them (the earlier messages in one sequence, each unit's size) is worked
-    out once per result. Read-only: `history_of` gives the same object to later calls."""
+    out once per result, sizes once per unit. Read-only: `history_of` gives the same
+    object to later calls."""
 
-    __slots__ = ("_messages", "_sizes", "current", "earlier")
+    __slots__ = ("_known", "_messages", "_sizes", "current", "earlier")
 
-    def __init__(self, *, earlier: tuple[Unit, ...], current: tuple[Message, ...]) -> None:
+    def __init__(
+        self,
+        *,
+        earlier: tuple[Unit, ...],
+        current: tuple[Message, ...],
+        known: _Sizes | None = None,
+    ) -> None:
         self.earlier = earlier
         self.current = current
+        self._known = known or _Sizes()
         self._messages: tuple[Message, ...] | None = None
         self._sizes: tuple[int, ...] | None = None
 
@@ -364,7 +394,7 @@ class History:
     def sizes(self, estimate: Callable[[Unit], int]) -> tuple[int, ...]:
         """`estimate` of each earlier unit (the first estimate asked for is kept)."""
         if self._sizes is None:
-            self._sizes = tuple(estimate(unit) for unit in self.earlier)
+            self._sizes = self._known.of(self.earlier, estimate)
         return self._sizes
 
 
@@ -376,6 +406,7 @@ class _Kept:
     current: list[Event] = field(default_factory=list)
     """This turn's events read so far (as given, not copied: checked by identity)."""
     result: History | None = None
+    sizes: _Sizes = field(default_factory=_Sizes)
 
 
 HISTORY_CAPACITY = 256
@@ -414,7 +445,7 @@ def history_of(
                 break
         kept.current.extend(new)
     if kept.result is None:
-        kept.result = _current_view(kept.earlier.reader, kept.current)
+        kept.result = _current_view(kept.earlier.reader, kept.current, kept.sizes)
     _kept[key] = kept
     while len(_kept) > HISTORY_CAPACITY:
         _kept.popitem(last=False)
@@ -426,7 +457,7 @@ _CHANGING: frozenset[type[Event]] = frozenset({UserMessage, PausePointResolved})
 """This turn's events that change what `history_of` returns (without, with tool results)."""
 
 
-def _current_view(reader: _Reader, events: Sequence[Event]) -> History:
+def _current_view(reader: _Reader, events: Sequence[Event], sizes: _Sizes) -> History:
     """The earlier units read by `reader` (left unchanged) with this turn's `events`: its
     user messages, and the earlier questions it answered."""
     units = reader.view()
@@ -450,4 +481,4 @@ def _current_view(reader: _Reader, events: Sequence[Event]) -> History:
             new = tool_message(pause.message["tool_call_id"], content)
             _replaced(units, old, new)
             answered[event.pause_id] = new
-    return History(earlier=tuple(units), current=tuple(current))
+    return History(earlier=tuple(units), current=tuple(current), known=sizes)

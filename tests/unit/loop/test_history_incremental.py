@@ -10,6 +10,7 @@ import copy
 from pathlib import Path
 
 from keel.events.model import Event, TurnStarted
+from keel.loop.history import unit_tokens
 from keel.loop.history_log import history_of, read_history
 from keel.testing import ScriptedModel
 from keel.testing.harness import ConversationHarness, make_harness
@@ -85,6 +86,7 @@ def _check(conversation: str, log: tuple[Event, ...], tool_results: bool) -> Non
             assert list(found.earlier) == units, (start, end)
             assert list(found.current) == messages, (start, end)
             assert list(found.messages()) == [m for unit in units for m in unit]
+            assert found.sizes(unit_tokens) == tuple(unit_tokens(unit) for unit in units)
             given.append((found.earlier, copy.deepcopy(found.earlier)))
     # Nothing given out was changed by a later call.
     assert all(units == snapshot for units, snapshot in given)
