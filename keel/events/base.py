@@ -328,3 +328,50 @@ def stamped(event: _Stamped, timestamp: float) -> _Stamped:
         object.__setattr__(copy, name, getattr(event, name))
     object.__setattr__(copy, "timestamp", timestamp)
     return copy
+
+
+def stamp(event: EventBase, timestamp: float) -> None:
+    """Give `event` its `timestamp`, in place: the recorder stamps an event once, when it
+    is emitted, without copying it (`stamped` is the copying form). Only for an event that
+    has none yet (timestamp 0) and that nothing has stored or compared."""
+    # Frozen dataclasses allow attribute writes only through object.__setattr__.
+    object.__setattr__(event, "timestamp", timestamp)
+
+
+_Built = typing.TypeVar("_Built")
+_MISSING = dataclasses.MISSING
+_DEFAULTS: dict[type, tuple[tuple[str, object, typing.Any], ...]] = {}
+
+
+def _defaults(cls: type) -> tuple[tuple[str, object, typing.Any], ...]:
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = tuple(
+            (f.name, f.default, f.default_factory) for f in dataclasses.fields(cls)
+        )
+    return found
+
+
+def from_frozen(cls: type[_Built], /, **fields: object) -> _Built:
+    """What `cls(**fields)` builds, without freezing the fields again: for values taken
+    from other events, which were frozen when those were built (a `slot_set` copy of a
+    `memory_set`, a `mcp_tool_executed` copy of a `tool_executed`). Anything else must go
+    through the constructor, which freezes it."""
+    built = object.__new__(cls)
+    used = 0
+    for name, default, factory in _defaults(cls):
+        if name in fields:
+            value = fields[name]
+            used += 1
+        elif factory is not _MISSING:
+            value = factory()
+        elif default is not _MISSING:
+            value = default
+        else:
+            raise TypeError(f"{cls.__name__}: missing field {name!r}")
+        # Frozen dataclasses allow attribute writes only through object.__setattr__.
+        object.__setattr__(built, name, value)
+    if used != len(fields):
+        names = {name for name, _, _ in _defaults(cls)}
+        raise TypeError(f"{cls.__name__}: unexpected field(s) {sorted(set(fields) - names)}")
+    return built

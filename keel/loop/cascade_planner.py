@@ -154,6 +154,7 @@ async def _propose(
         *prepared.request.messages[1:],
     )
     request = ModelRequest(messages=messages, tools=(), tier=prepared.request.tier)
+    await t.recorder.commit()  # a model call is a commit boundary (docs/events.md)
     response = await ask_recorded(t, request, tier_reason=prepared.tier.reason, purpose="planner")
     plan, errors = parse_plan(_json_object(response.text or ""))
     if plan is None:
@@ -173,6 +174,7 @@ async def ask_text(t: TurnContext, prompt: str, request: str, *, tier: str, purp
         {"role": "system", "content": prompt},
         {"role": "user", "content": request},
     )
+    await t.recorder.commit()  # a model call is a commit boundary (docs/events.md)
     response = await ask_recorded(
         t, ModelRequest(messages=messages, tier=tier), tier_reason=purpose, purpose=purpose
     )

@@ -188,7 +188,9 @@ async def passes(t: TurnContext, *, allow_model: bool) -> Next:
             continue
         if ending.budget_spent(t):  # the skill's or agent's `max_turns` model round trips
             return Next.EXHAUSTED
-        # Steps 3-4: the scoped prompt, one model call.
+        # Steps 3-4: the scoped prompt, one model call. What led to it is committed first:
+        # a model call is a commit boundary (docs/events.md, "What a crash can lose").
+        await t.recorder.commit()
         response, offers = await call_model(t, t.knowledge)
         if not (response.text or "").strip() and not response.tool_calls and not empty_retried:
             empty_retried = True  # an empty completion is retried, once (spec §7.3 step 4)
@@ -200,17 +202,29 @@ async def passes(t: TurnContext, *, allow_model: bool) -> Next:
 
 
 async def guarded(t: TurnContext, work: Coroutine[object, object, Next]) -> None:
-    """Run a turn's work and end the turn, whatever happens to it (spec §7.8)."""
+    """Run a turn's work and end the turn, whatever happens to it (spec §7.8); the end
+    of a turn is a commit boundary (what it buffered is appended in one transaction)."""
     try:
         outcome = await work
     except asyncio.CancelledError:
-        await asyncio.shield(ending.end_turn(t, "cancelled", "idle"))
+        await asyncio.shield(_end_cancelled(t))
         raise
     except Exception as exc:  # a bug or a provider failure: the turn fails, loudly in the log
         # Logged before anything else is appended: after a store error, that may fail too.
         log_turn_failure(t, exc)
+        if not t.recorder.on_record(t.turn_id):
+            # A refused commit took the turn's start with it: nothing of the turn is
+            # stored, so there is no turn to end; the request fails (as `logged_start`).
+            raise
         t.stop_detail = f"{type(exc).__name__}: {exc}"
         await t.utter("utter_internal_error")
         await ending.end_turn(t, "error", "failed")
+        await t.recorder.commit()
         return
     await ending.finish_turn(t, outcome)
+    await t.recorder.commit()
+
+
+async def _end_cancelled(t: TurnContext) -> None:
+    await ending.end_turn(t, "cancelled", "idle")
+    await t.recorder.commit()

@@ -15,6 +15,7 @@ request, so MCP tools whose list changed are offered from the next turn on.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -162,7 +163,8 @@ class Engine:
         self, conversation_id: str, observer: TurnObserver | None
     ) -> AsyncIterator[tuple[tuple[Event, ...], Recorder]]:
         """The conversation's log so far and a recorder for what this request appends;
-        afterwards the log cache learns what was committed (or forgets, on a failure)."""
+        afterwards what is still buffered is committed (a turn commits its own at its
+        end) and the log cache learns what was committed (or forgets, on a failure)."""
         history, state = await self._log.load(conversation_id)
         recorder = Recorder(
             store=self.store,
@@ -173,10 +175,17 @@ class Engine:
         )
         try:
             yield history, recorder
+            await recorder.commit()
         except BaseException:
             self._log.forget(conversation_id)
+            # What the request emitted before it failed is kept, as if each event had been
+            # appended on its own (a refused approval's closing of an interrupted turn).
+            with contextlib.suppress(Exception):
+                await asyncio.shield(recorder.commit())
             raise
-        self._log.keep(conversation_id, history + tuple(recorder.committed), recorder.state)
+        self._log.keep(
+            conversation_id, history + tuple(recorder.committed), recorder.committed_state
+        )
 
     def _context(self, recorder: Recorder, history: tuple[Event, ...]) -> TurnContext:
         """A new turn's context: a fresh turn id, this request's recorder, the ports."""

@@ -1,7 +1,10 @@
 """`TurnObserver`: what a running turn reports as it goes (for streaming to clients).
 
-The engine calls the observer after each event is appended (with its log sequence number),
-for each piece of model text as it streams in, and just before a builder tool runs. An
+The engine reports committed events only: a turn buffers its events and commits them at
+its boundaries (`keel.loop.recorder`), and after each commit the observer hears every
+event of the batch (with its log sequence number), then `committed` for the batch. It
+also hears each piece of model text as it streams in, and when a builder tool is about to
+run (a read-only tool may start before the events that led to it are committed). An
 observer must not raise; it may await (a slow client slows the turn, so keep it quick or
 buffer).
 """
@@ -19,6 +22,10 @@ class TurnObserver(Protocol):
 
     async def event(self, seq: int, event: Event) -> None:
         """An event was appended to the log at `seq`."""
+
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        """Seqs `first_seq` to `last_seq` were appended in one commit, which started at
+        `started_at` (epoch seconds, the engine's clock); their `event` calls came first."""
 
     async def text_delta(self, text: str) -> None:
         """A piece of model text arrived (the whole text follows as a `bot_message`)."""

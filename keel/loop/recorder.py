@@ -1,17 +1,30 @@
 """Appending a conversation's events and keeping its folded state current.
 
 Every state change goes through `Recorder.emit`: the events are stamped with the injected
-clock, appended to the store with the last known sequence number (optimistic concurrency),
-and only then folded into `state`. What the store accepted is what the engine believes.
+clock (in place: an event is stamped once, never copied for it), folded into `state` at
+once (the turn reads its own changes) and buffered. `Recorder.commit` appends what is
+buffered in one `store.append` (one transaction), with the seq of the last commit
+(optimistic concurrency: a writer that appended in between makes the commit fail, whatever
+was folded since). The turn commits at the boundaries the crash guarantees need
+(docs/events.md, "What a crash can lose"): before a model call, before an effectful tool
+runs and after its record, at the end of every turn and request. Read-only work between
+boundaries costs no commit.
+
+A commit that fails is rolled back: its events leave `events` and `state` goes back to the
+last committed state (what the store holds is what the engine believes), then the error
+propagates. Observers hear only committed events, in log order with their seqs, then
+`committed` for the batch; nothing of a buffered event reaches them before its commit.
+
 Being the one writer, it also keeps seed 001's rule that every `memory_set` is followed by
 its `slot_set` copy (`with_slot_copies`), whichever code path made the write.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
-from keel.events.base import stamped
+from keel.events.base import from_frozen, stamp
 from keel.events.fold import ConversationState, fold
 from keel.events.model import Event, MemorySet, SlotSet
 from keel.ids import Clock
@@ -20,7 +33,7 @@ from keel.stores.port import EventStore
 
 
 class Recorder:
-    """The single writer of one conversation's log during a turn."""
+    """The single writer of one conversation's log during a request."""
 
     def __init__(
         self,
@@ -35,40 +48,90 @@ class Recorder:
         self.store = store
         self.conversation_id = conversation_id
         self.state = state
+        """The folded state, buffered events included (what the turn goes on from)."""
+        self.committed_state = state
+        """The folded state of what the store holds (after the last commit)."""
         self.clock = clock
         self.events: list[Event] = []
-        """The events of the current request's result (the engine clears it between the
-        session start and the turn)."""
+        """The events of the current request's result, committed or buffered (the engine
+        clears it between the session start and the turn)."""
         self.committed: list[Event] = []
         """Every event appended through this recorder, in order."""
+        self.buffered: list[Event] = []
+        """Events emitted since the last commit, in order."""
+        self.commits = 0
+        """Store appends made (one transaction each)."""
         self.persist_ms = 0.0
         """Milliseconds spent appending to the store (the `persist` stage)."""
+        self._committing = asyncio.Lock()
 
     async def emit(self, *events: Event) -> None:
-        """Append `events` atomically, then fold them into `state`."""
+        """Stamp `events` (those without a timestamp), fold them into `state` and buffer
+        them for the next commit."""
         if not events:
             return
         now = self.clock.now().timestamp()
         complete = with_slot_copies(events)
-        # `stamped` shares the already frozen fields: a replace() would freeze them again.
-        events_at = [e if e.timestamp else stamped(e, now) for e in complete]
-        started = self.clock.now()
-        stored = await self.store.append(self.conversation_id, self.state.last_seq, events_at)
-        self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
-        self.state = fold(events_at, self.state)
-        self.events.extend(events_at)
-        self.committed.extend(events_at)
-        if self.observer is not None:
-            for item in stored:
-                await self.observer.event(item.seq, item.event)
+        for event in complete:
+            if not event.timestamp:
+                stamp(event, now)
+        self.state = fold(complete, self.state)
+        self.buffered.extend(complete)
+        self.events.extend(complete)
+
+    async def commit(self) -> None:
+        """Append the buffered events in one `store.append`, then report them to the
+        observer. Nothing buffered: nothing happens. A failure rolls the batch back."""
+        if not self.buffered:
+            return
+        async with self._committing:
+            batch, self.buffered = self.buffered, []
+            if not batch:
+                return
+            folded = self.state
+            expected = self.committed_state.last_seq
+            started = self.clock.now()
+            try:
+                stored = await self.store.append(self.conversation_id, expected, batch)
+            except BaseException:
+                self._roll_back(batch)
+                raise
+            self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
+            self.commits += 1
+            # Events emitted while the append ran (a concurrent tool's) stay buffered.
+            self.committed_state = (
+                folded if not self.buffered else fold(batch, self.committed_state)
+            )
+            self.committed.extend(batch)
+            observer = self.observer
+            if observer is not None:
+                for item in stored:
+                    await observer.event(item.seq, item.event)
+                await observer.committed(expected + 1, expected + len(batch), started.timestamp())
+
+    def _roll_back(self, batch: list[Event]) -> None:
+        """Forget a batch the store refused: the state is the committed one again, plus
+        what was emitted after the batch (still buffered)."""
+        dropped = {id(event) for event in batch}
+        self.events = [event for event in self.events if id(event) not in dropped]
+        self.state = fold(self.buffered, self.committed_state)
+
+    def on_record(self, turn_id: str) -> bool:
+        """Whether turn `turn_id` is still open in the state (its start was not rolled
+        back with a failed commit)."""
+        return self.state.current_turn_id == turn_id
 
 
 ENGINE_WRITER = "engine"
 """`slot_set.filled_by` of a copy the recorder adds (the engine's own memory writes)."""
 
 
-def with_slot_copies(events: Sequence[Event]) -> list[Event]:
-    """`events` with a `slot_set` copy right after each `memory_set` that has none there."""
+def with_slot_copies(events: Sequence[Event]) -> Sequence[Event]:
+    """`events` with a `slot_set` copy right after each `memory_set` that has none there.
+
+    The copy shares the write's frozen value (`from_frozen`: it is not frozen again)."""
+    if not any(isinstance(event, MemorySet) for event in events):
+        return events
     complete: list[Event] = []
     for index, event in enumerate(events):
         complete.append(event)
@@ -81,5 +144,7 @@ def with_slot_copies(events: Sequence[Event]) -> list[Event]:
             and following.value == event.value
         )
         if not copied:
-            complete.append(SlotSet(name=event.key, value=event.value, filled_by=ENGINE_WRITER))
+            complete.append(
+                from_frozen(SlotSet, name=event.key, value=event.value, filled_by=ENGINE_WRITER)
+            )
     return complete

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from keel.conditions import Outcome
-from keel.events.base import freeze_mapping
+from keel.events.base import JsonMapping, freeze_mapping, from_frozen
 from keel.events.fold import PENDING_CONFIRMATION_KEY
 from keel.events.model import (
     BotMessage,
@@ -37,6 +37,7 @@ from keel.loop.turn import TurnContext
 from keel.project.definition import Skill
 from keel.skills import ToolConstraint
 from keel.tools import LocalToolContext
+from keel.tools.definition import ToolDefinition
 from keel.tools.dispatch import ToolRun, run_tool
 
 _log = logging.getLogger("keel.loop")
@@ -63,6 +64,14 @@ def constraint_of(skill: Skill, tool_name: str) -> ToolConstraint | None:
         if constraint.tool == tool_name:
             return constraint
     return None
+
+
+def effectful(skill: Skill, tool_name: str, definition: ToolDefinition) -> bool:
+    """The tool changes the world (its contract's `effect`, the skill's constraint laid
+    over it; an undeclared effect is `write`): its run is a commit boundary."""
+    constraint = constraint_of(skill, tool_name)
+    declared = constraint.contract.get("effect") if constraint and constraint.contract else None
+    return (declared if isinstance(declared, str) else definition.contract.effect) != "read_only"
 
 
 def gate_open(t: TurnContext, skill: Skill, tool_name: str) -> bool:
@@ -185,6 +194,11 @@ async def run_builder_tool(
         sender_id=t.recorder.conversation_id,
         conversation_id=t.recorder.conversation_id,
     )
+    # Commit boundaries (docs/events.md): what led to an effect is stored before it runs,
+    # and its record right after; a read-only tool's run costs no commit.
+    effect = site.confirmed or effectful(skill, tool_name, definition)
+    if effect:
+        await t.recorder.commit()
     if t.on_tool_start is not None:
         t.on_tool_start(tool_name, args)
     observer = t.recorder.observer
@@ -205,6 +219,8 @@ async def run_builder_tool(
     await record_run(
         t, tool_name, args, run, site, skill_id=skill.skill_id, mcp_server=definition.mcp_server
     )
+    if effect:
+        await t.recorder.commit()
     constraint = constraint_of(skill, tool_name)
     if constraint is not None:
         follow = constraint.on_failure if run.is_error else constraint.on_success
@@ -240,30 +256,37 @@ async def record_run(
     skill_id: str | None,
     mcp_server: str | None = None,
 ) -> None:
-    """`tool_executed` and its `mcp_tool_executed` copy (`source: mcp` with a server)."""
-    frozen = freeze_mapping(cast(Mapping[object, object], args))
+    """`tool_executed` and its `mcp_tool_executed` copy (`source: mcp` with a server).
+
+    The copy shares the record's frozen fields (`from_frozen`): they are frozen once."""
     meta: dict[str, object] = {"skill_id": skill_id} if skill_id else {}
     if site.confirmed:
         meta["source"] = "tool_confirmation"
     if site.plan is not None:
         meta["plan"] = site.plan
         meta["plan_step"] = site.plan_step
-    common = {
-        "tool_name": tool_name,
-        "arguments": frozen,
-        "source": "local" if mcp_server is None else "mcp",
-        "result": run.result_text,
-        "is_error": run.is_error,
-        "error_message": run.error_message,
-        "mcp_server": mcp_server,
-        "error_code": run.error_code if run.is_error else None,
-    }
-    await t.emit(
-        ToolExecuted(
-            **common,  # type: ignore[arg-type]
-            tool_call_id=site.call_id,
-            tool_batch_id=site.batch_id,
-            metadata=meta,  # type: ignore[arg-type]
-        ),
-        McpToolExecuted(**common),  # type: ignore[arg-type]
+    record = ToolExecuted(
+        tool_name=tool_name,
+        arguments=cast(JsonMapping, args),
+        source="local" if mcp_server is None else "mcp",
+        result=run.result_text,
+        is_error=run.is_error,
+        error_message=run.error_message,
+        mcp_server=mcp_server,
+        error_code=run.error_code if run.is_error else None,
+        tool_call_id=site.call_id,
+        tool_batch_id=site.batch_id,
+        metadata=cast(JsonMapping, meta),
     )
+    copy = from_frozen(
+        McpToolExecuted,
+        tool_name=record.tool_name,
+        arguments=record.arguments,
+        source=record.source,
+        result=record.result,
+        is_error=record.is_error,
+        error_message=record.error_message,
+        mcp_server=record.mcp_server,
+        error_code=record.error_code,
+    )
+    await t.emit(record, copy)

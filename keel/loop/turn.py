@@ -175,6 +175,7 @@ class TurnContext:
         if message is None:
             return False
         if wants_rephrase(message):
+            await self.recorder.commit()  # a model call is a commit boundary
             with self.timed("rephrase"):
                 done = await rephrase(
                     message,

@@ -13,11 +13,11 @@ from keel.events.model import Event
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Commit:
-    """One append to the store: the events stamped together and stored together.
+    """One append to the store: the events committed together (one transaction).
 
-    The recorder stamps a batch once, appends it, folds it and then reports its events;
-    `stamped` is the batch's timestamp and `stored` the time its first event was reported,
-    so `stored - stamped` is the append (plus the fold of those few events).
+    The recorder buffers a turn's events and commits them at its boundaries; `stamped` is
+    when the append started and `stored` when the commit was reported (after its events),
+    so `stored - stamped` is the append.
     """
 
     first_seq: int

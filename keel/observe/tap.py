@@ -1,8 +1,9 @@
 """`TurnTap`: a `TurnObserver` that keeps what a run committed; `Telemetry`: the app's
 metrics and (when configured) tracing, which each finished tap feeds.
 
-A tap does little while the turn runs: it keeps each (seq, event), notes when each batch of
-events was reported stored and when each builder tool started. `finish` turns that into
+A tap does little while the turn runs: it keeps each (seq, event), notes each commit (the
+recorder reports a batch's events, then `committed` with when its append started) and when
+each builder tool started. `finish` turns that into
 spans and metrics after the run, so a slow exporter never slows a turn (the SDK's batch
 processor exports from its own thread).
 """
@@ -43,19 +44,18 @@ class TurnTap:
         self._events: list[tuple[int, Event]] = []
         self._commits: list[Commit] = []
         self._starts: list[ToolStart] = []
-        self._batch: tuple[int, float, float] | None = None
-        """(first seq, stamp, stored at) of the batch being reported."""
-        self._last_seq = -1
         self._finished = False
 
     async def event(self, seq: int, event: Event) -> None:
-        """An event was appended; the first of a batch marks when the batch was stored."""
-        # The recorder stamps a batch once and reports it right after appending it.
-        if self._batch is None or event.timestamp != self._batch[1] or seq != self._last_seq + 1:
-            self._close_batch()
-            self._batch = (seq, event.timestamp, self._clock.now().timestamp())
+        """An event was committed."""
         self._events.append((seq, event))
-        self._last_seq = seq
+
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        """A commit ended now: its append started at `started_at`."""
+        stored = self._clock.now().timestamp()
+        self._commits.append(
+            Commit(first_seq=first_seq, last_seq=last_seq, stamped=started_at, stored=stored)
+        )
 
     async def text_delta(self, text: str) -> None:
         """Model text is not kept (the whole reply is in the log)."""
@@ -64,20 +64,11 @@ class TurnTap:
         """A builder tool starts now."""
         self._starts.append(ToolStart(name=name, at=self._clock.now().timestamp()))
 
-    def _close_batch(self) -> None:
-        if self._batch is not None:
-            first, stamped, stored = self._batch
-            self._commits.append(
-                Commit(first_seq=first, last_seq=self._last_seq, stamped=stamped, stored=stored)
-            )
-            self._batch = None
-
     def finish(self, *, failed: bool = False) -> RunRecord | None:
         """Report the run to the metrics and the tracer (once); the record, for tests."""
         if self._finished:
             return None
         self._finished = True
-        self._close_batch()
         record = RunRecord(
             conversation_id=self._conversation_id,
             events=tuple(self._events),

@@ -8,7 +8,7 @@
 - a block step, from `step_advanced` (or the block entered or resumed) to the next step or
   the block's end: `step {skill}/{block}/{step}`;
 - a plan run, from the cascade's decision to `plan_executed`: `plan {source}`;
-- a store commit, a batch stamped and stored together (`record.Commit`):
+- a store commit, one append of a batch of the turn's events (`record.Commit`):
   `keel.store.commit`.
 
 Parents: a run's turns hang under the context the tap captured (the HTTP request's span);
@@ -273,7 +273,7 @@ class _Builder:
             window.span = self.span(
                 window.name, context, window.start, window.end, window.attributes
             )
-        # `before`: the stamp of the commit before the current one (a tool ran since then).
+        # `before`: the stamp of the events emitted before the current ones (a tool ran since).
         before = stamp = turn.started.timestamp
         for seq, event in turn.events:
             if event.timestamp != stamp:

@@ -39,6 +39,9 @@ class FeedObserver:
         )
         self._feed.push(Logged(seq=seq, event=event))
 
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        """A commit ended; its events were pushed one by one."""
+
     async def text_delta(self, text: str) -> None:
         """Model text arrived."""
         self._feed.push(Delta(text=text))

@@ -50,6 +50,15 @@ class TeeObserver:
             except Exception:
                 self._drop(tap)
 
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        """A commit of the events just reported ended."""
+        await self._first.committed(first_seq, last_seq, started_at)
+        for tap in list(self._taps):
+            try:
+                await tap.committed(first_seq, last_seq, started_at)
+            except Exception:
+                self._drop(tap)
+
     async def text_delta(self, text: str) -> None:
         """Model text arrived."""
         await self._first.text_delta(text)

@@ -51,6 +51,9 @@ class _ServerTap:
     async def event(self, seq: int, event: Event) -> None:
         await self._tap.event(seq, event)
 
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        await self._tap.committed(first_seq, last_seq, started_at)
+
     async def text_delta(self, text: str) -> None:
         await self._tap.text_delta(text)
 

@@ -36,6 +36,9 @@ class DeltaRecorder:
     async def event(self, seq: int, event: Event) -> None:
         """Events are read from the log afterwards."""
 
+    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
+        """Not needed here."""
+
     async def text_delta(self, text: str) -> None:
         """Keep one piece of streamed text."""
         self.deltas.append(text)
