@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
+import orjson
+
 from keel.events.base import NotJsonValue, to_plain
 from keel.events.errors import (
     EventDecodeError,
@@ -166,14 +168,25 @@ def _upcast(data: Mapping[str, object], upcasters: Mapping[int, Upcaster]) -> Ma
 def dumps_event(event: Event) -> str:
     """One event as a single line of compact JSON (no trailing newline).
 
-    Same content as `json.dumps(encode_event(event))`, written without building the
-    intermediate plain copy: the C encoder walks the frozen values and asks
-    `_json_default` only for read-only mappings and nested value dataclasses.
+    Same content as `json.dumps(encode_event(event))`, written once, by orjson, without
+    building the intermediate plain copy: orjson walks the frozen values (tuples and the
+    nested value dataclasses natively) and asks `_json_default` only for read-only
+    mappings. An integer beyond 64 bits, which orjson refuses, takes the standard
+    library's encoder (JSON numbers have no size limit; Keel keeps them exact). A
+    non-finite number field raises `ValueError` (orjson would write it as null); JSON
+    values inside were checked when the event was built.
     """
     data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
     for name in _field_order(type(event)):
-        data[name] = getattr(event, name)
-    return _ENCODER.encode(data)
+        value = getattr(event, name)
+        # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
+        if type(value) is float and value - value != 0.0:
+            raise ValueError(f"{event.kind}.{name}: {value!r} is not a finite number")
+        data[name] = value
+    try:
+        return orjson.dumps(data, default=_json_default).decode()
+    except orjson.JSONEncodeError:
+        return _ENCODER.encode(data)
 
 
 def _json_default(value: object) -> object:

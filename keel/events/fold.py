@@ -153,15 +153,34 @@ class _Builder:
 
 def fold(events: Iterable[Event], initial: ConversationState | None = None) -> ConversationState:
     """Apply `events` in order to `initial` (a fresh conversation when None)."""
-    builder = _Builder(initial or ConversationState())
-    count = 0
-    for event in events:
-        count += 1
+    state = initial or ConversationState()
+    batch = events if type(events) is list or type(events) is tuple else list(events)
+    if not any(type(event) in _HANDLERS for event in batch):
+        # Records only (most batches of a turn): the state moves on by their count alone.
+        return _advanced(state, len(batch))
+    builder = _Builder(state)
+    for event in batch:
         handler = _HANDLERS.get(type(event))
         if handler is not None:
             handler(builder, event)
-    builder.last_seq += count
+    builder.last_seq += len(batch)
     return builder.build()
+
+
+def _advanced(state: ConversationState, count: int) -> ConversationState:
+    if not count:
+        return state
+    return ConversationState(
+        status=state.status,
+        stack=state.stack,
+        memory=state.memory,
+        pending_confirmation=state.pending_confirmation,
+        last_bot_buttons=state.last_bot_buttons,
+        last_stop_reason=state.last_stop_reason,
+        current_turn_id=state.current_turn_id,
+        turn_count=state.turn_count,
+        last_seq=state.last_seq + count,
+    )
 
 
 def _on_state_changed(b: _Builder, event: ConversationStateChanged) -> None:

@@ -1,0 +1,88 @@
+"""The event hot path: encoding once with orjson (the standard library for what it refuses),
+copies built from frozen fields without freezing them again, stamping in place, and the
+fold's shortcut for batches of records."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from keel.events.base import from_frozen, stamp
+from keel.events.codec import dumps_event, encode_event, loads_event
+from keel.events.fold import ConversationState, fold
+from keel.events.model import (
+    BotMessage,
+    Button,
+    McpToolExecuted,
+    MemorySet,
+    ModelCalled,
+    SkillActivated,
+    SlotSet,
+    StackChanged,
+    StackFrame,
+    ToolExecuted,
+)
+
+EVENTS = [
+    MemorySet(key="project.big", value=2**70),
+    MemorySet(key="project.tiny", value=[5e-324, 1e-7, -0.0, 1e22, "é\u2028\x00"]),
+    BotMessage(text="hi", response_source="verbatim", buttons=(Button(title="a", payload="b"),)),
+    StackChanged(frames=(StackFrame(frame_id="f", skill_id="s", type="skill"),)),
+    ModelCalled(model="m", tier="t", input_tokens=1, output_tokens=2, latency_ms=0.5),
+]
+
+
+@pytest.mark.parametrize("event", EVENTS, ids=[e.kind for e in EVENTS])
+def test_one_encoding_reads_back_as_the_event_and_as_encode_event(event: object) -> None:
+    text = dumps_event(event)  # type: ignore[arg-type]
+    assert loads_event(text) == event
+    assert json.loads(text) == encode_event(event)  # type: ignore[arg-type]
+    assert "\n" not in text
+
+
+def test_a_non_finite_number_field_is_refused_not_written_as_null() -> None:
+    called = ModelCalled(model="m", tier="t", input_tokens=1, output_tokens=2, latency_ms=1.0)
+    object.__setattr__(called, "latency_ms", float("inf"))
+    with pytest.raises(ValueError, match="latency_ms"):
+        dumps_event(called)
+
+
+def test_a_copy_from_frozen_fields_equals_the_constructed_one_and_shares_them() -> None:
+    run = ToolExecuted(
+        tool_name="t",
+        arguments={"ids": [1, 2], "q": {"a": None}},
+        source="local",
+        result="ok",
+        is_error=False,
+        tool_call_id="c1",
+    )
+    fields = {
+        f.name: getattr(run, f.name)
+        for f in dataclasses.fields(McpToolExecuted)
+        if f.name not in ("timestamp", "metadata")
+    }
+    copy = from_frozen(McpToolExecuted, **fields)
+    assert copy == McpToolExecuted(**fields)
+    assert copy.arguments is run.arguments
+    assert from_frozen(SlotSet, name="k", value=1) == SlotSet(name="k", value=1)
+    with pytest.raises(TypeError, match="missing field 'name'"):
+        from_frozen(SlotSet, value=1)
+    with pytest.raises(TypeError, match="unexpected"):
+        from_frozen(SlotSet, name="k", value=1, nope=2)
+
+
+def test_stamping_in_place_sets_only_the_timestamp() -> None:
+    event = SkillActivated(skill_id="s")
+    stamp(event, 12.5)
+    assert event == SkillActivated(skill_id="s", timestamp=12.5)
+
+
+def test_a_batch_of_records_moves_the_state_on_by_its_count_only() -> None:
+    state = fold([MemorySet(key="project.x", value=1), BotMessage(text="b", response_source="llm")])
+    records = [SkillActivated(skill_id="s"), SkillActivated(skill_id="t")]
+    moved = fold(records, state)
+    assert moved == dataclasses.replace(state, last_seq=state.last_seq + 2)
+    assert fold((), state) is state
+    assert fold(iter(records), ConversationState()).last_seq == 2
