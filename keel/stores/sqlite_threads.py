@@ -47,6 +47,7 @@ class ConnectionThreads:
 
     def __init__(self, connect: Connector, *, count: int, name: str) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._stopped = False
         self._threads = [
             threading.Thread(target=self._serve, args=(connect,), name=f"{name}-{i}", daemon=True)
             for i in range(count)
@@ -61,6 +62,8 @@ class ConnectionThreads:
         before it sees the cancellation, so when `call` returns or raises, the job (a whole
         transaction) is over and whoever runs next sees its outcome.
         """
+        if self._stopped:  # a job queued now would never run
+            raise sqlite3.ProgrammingError("the database's connection threads are stopped")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
         self._jobs.put((fn, args, loop, future))
@@ -72,6 +75,7 @@ class ConnectionThreads:
 
     def stop(self) -> None:
         """Let the queued jobs finish, close the connections and wait for the threads."""
+        self._stopped = True
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:
@@ -92,7 +96,7 @@ class ConnectionThreads:
                     if failure is not None:
                         raise failure
                     result = fn(conn, *args)
-                except Exception as exc:
+                except BaseException as exc:  # the caller gets it; the thread serves on
                     outcome: tuple[bool, Any] = (False, exc)
                 else:
                     outcome = (True, result)
