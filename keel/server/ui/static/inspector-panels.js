@@ -114,10 +114,10 @@ export function renderState(target, state) {
   const memory = el("table", { className: "memory" }, el("caption", { text: "Memory" }), el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Key" }), el("th", { scope: "col", text: "Value" }))));
   const body = el("tbody");
   for (const [key, value] of Object.entries(state.memory || {})) {
-    body.append(el("tr", {}, el("th", { scope: "row", text: key }), el("td", {}, el("code", { text: short(compact(value), 400) }))));
+    body.append(el("tr", {}, el("th", { scope: "row", text: key }), el("td", {}, el("code", { text: short(compact(value), 200) }))));
   }
   memory.append(body);
-  const parts = [dl, el("h4", { text: "Stack" }), state.stack?.length ? stack : el("p", { className: "muted", text: "Empty stack." }), memory];
+  const parts = [dl, el("h4", { text: "Stack" }), state.stack?.length ? stack : el("p", { className: "muted", text: "Empty stack." }), el("div", { className: "memory-wrap" }, memory)];
   if (!Object.keys(state.memory || {}).length) parts.push(el("p", { className: "muted", text: "Memory is empty." }));
   target.replaceChildren(...parts);
 }

@@ -1,6 +1,8 @@
 // Keel Inspector: a conversation's event log as a timeline grouped by turn, the state at any
-// event (stack and memory), the turn's stage timings, followed live over the admin stream.
-import { describeError, el, fetchJSON, getKey, seg, setupKeyForm, showAlert, streamSSE } from "./api.js";
+// event (stack and memory), the turn's stage timings, the agent's graph with the step the
+// conversation was at, followed live over the admin stream.
+import { describeError, el, fetchJSON, getKey, seg, setupKeyForm, showAlert, showKeyPrompt, streamSSE } from "./api.js";
+import { renderGraph } from "./inspector-graph.js";
 import { renderDetails, renderState, renderWaterfall } from "./inspector-panels.js";
 import { MINOR, optionFor } from "./inspector-rows.js";
 
@@ -17,6 +19,9 @@ const ui = {
   details: $("event-details"),
   state: $("state-view"),
   waterfall: $("waterfall"),
+  graph: $("graph"),
+  graphStatus: $("graph-status"),
+  graphText: $("graph-mermaid"),
 };
 
 let current = null; // {owner, id}
@@ -26,6 +31,7 @@ let groupOf = new Map(); // seq -> group
 let selected = null; // seq
 let follower = null; // AbortController of the live stream
 let stateToken = 0;
+let graphToken = 0;
 
 const base = () => `/v1/admin/conversations/${seg(current.owner ?? "~")}/${seg(current.id)}`;
 
@@ -101,6 +107,7 @@ function select(option, focus = true) {
   renderDetails(ui.details, selected, events.get(selected));
   renderWaterfall(ui.waterfall, groupOf.get(selected));
   loadState(selected);
+  loadGraph(selected);
 }
 
 function onTimelineKey(event) {
@@ -130,12 +137,34 @@ async function loadState(seq) {
   }
 }
 
+// ---- the agent's graph at the selected event (or the log's end) ---------------------------
+
+async function loadGraph(seq = null) {
+  if (!current) return;
+  const token = ++graphToken;
+  try {
+    const reply = await fetchJSON(`${base()}/graph${seq === null ? "" : `?seq=${seq}`}`);
+    if (token !== graphToken) return;
+    const { current: node } = renderGraph(ui.graph, reply.mermaid);
+    ui.graphText.textContent = reply.mermaid;
+    const step = reply.current;
+    ui.graphStatus.textContent = step ? `Current step: ${step.skill_id} / ${step.block_id} / ${step.step_id} (after #${reply.seq})` : `No ordered block is running after #${reply.seq}.`;
+    if (node) $(`graph-${node.id}`)?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  } catch (error) {
+    if (token === graphToken) ui.graph.replaceChildren(el("p", { className: "error", text: describeError(error) }));
+  }
+}
+
 // ---- conversations and loading -----------------------------------------------------------
+
+let listToken = 0; // only the latest list shows (a key saved mid-load starts another)
 
 async function loadConversations() {
   if (!getKey()) return;
+  const token = ++listToken;
   try {
     const reply = await fetchJSON("/v1/admin/conversations?limit=500");
+    if (token !== listToken) return;
     ui.list.replaceChildren();
     for (const c of reply.conversations) {
       const name = `${c.owner ?? "(no key)"} / ${c.conversation_id}`;
@@ -143,8 +172,9 @@ async function loadConversations() {
       ui.list.append(el("li", {}, button));
     }
     ui.empty.hidden = reply.conversations.length > 0;
+    showKeyPrompt("");
   } catch (error) {
-    showAlert(describeError(error));
+    if (token === listToken && !showKeyPrompt(error)) showAlert(describeError(error));
   }
 }
 
@@ -180,6 +210,7 @@ async function openConversation(owner, id) {
     showAlert(describeError(error));
     return;
   }
+  loadGraph();
   if (ui.follow.checked) follow();
 }
 
@@ -196,7 +227,9 @@ async function follow() {
   ui.followStatus.textContent = "Following live.";
   try {
     await streamSSE(`${base()}/stream?after=${lastSeq()}`, { signal: controller.signal }, (frame) => {
-      if (frame.event === "logged" && frame.data) addEvent(Number(frame.data.seq), frame.data.event);
+      if (frame.event !== "logged" || !frame.data) return;
+      addEvent(Number(frame.data.seq), frame.data.event);
+      if (frame.data.event.type === "turn_ended" && selected === null) loadGraph(); // the step now
     });
     if (follower === controller) ui.followStatus.textContent = "The live stream ended.";
   } catch (error) {

@@ -1,5 +1,5 @@
 // Keel plan console: plan cache counts and entries, delete one entry, flush a layer.
-import { announce, describeError, el, fetchJSON, getKey, seg, setupKeyForm, showAlert } from "./api.js";
+import { announce, describeError, el, fetchJSON, getKey, seg, setupKeyForm, showAlert, showKeyPrompt } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 const dialog = $("flush-dialog");
@@ -91,8 +91,11 @@ function showCounts(counts) {
   }
 }
 
+let loadToken = 0; // only the latest load shows (a key saved mid-load starts another)
+
 async function load() {
   if (!getKey()) return;
+  const token = ++loadToken;
   try {
     const q = (query) => fetchJSON(`/v1/admin/plans?limit=1000&${query}`);
     const [l0, active, shadow, demoted, stale, observations, anti] = await Promise.all([
@@ -104,6 +107,7 @@ async function load() {
       fetchJSON("/v1/admin/plans/observations?limit=200"),
       fetchJSON("/v1/admin/plans/anti"),
     ]);
+    if (token !== loadToken) return;
     showCounts(l0.counts);
     showEntries("table-l0", "L0 entries", l0.entries);
     showEntries("table-active", "L1 champions", active.entries);
@@ -112,8 +116,9 @@ async function load() {
     showObservations(observations.observations);
     showAnti(anti.anti);
     showAlert("");
+    showKeyPrompt("");
   } catch (error) {
-    showAlert(describeError(error));
+    if (token === loadToken && !showKeyPrompt(error)) showAlert(describeError(error));
   }
 }
 
