@@ -30,7 +30,7 @@ from keel.events.model import EVENT_TYPES, Event
 # version N in the fixture test's KINDS_AT_VERSION.
 # Old fixtures are never edited or regenerated: they prove old logs still decode.
 # Readers reject events from the future (v > SCHEMA_VERSION) rather than guess.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
     {
@@ -44,6 +44,8 @@ SCHEMA_VERSIONS: Mapping[int, str] = MappingProxyType(
         "response source",
         6: "adds cached_input_tokens and cache_write_tokens to model_called (prompt caching)",
         7: "adds barge_in (voice channels)",
+        8: "adds stages_timed (a turn's stage timings in one event; stage_timed, one per "
+        "stage, is no longer written but still read)",
     }
 )
 """Schema version -> what changed in it. Grows with every bump; never edited."""
@@ -93,8 +95,21 @@ def _v6_to_v7(data: dict[str, object]) -> dict[str, object]:
     return data
 
 
+def _v7_to_v8(data: dict[str, object]) -> dict[str, object]:
+    # Version 8 only adds a kind (stages_timed); a version 7 stage_timed still decodes as is.
+    return data
+
+
 UPCASTERS: Mapping[int, Upcaster] = MappingProxyType(
-    {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+    {
+        1: _v1_to_v2,
+        2: _v2_to_v3,
+        3: _v3_to_v4,
+        4: _v4_to_v5,
+        5: _v5_to_v6,
+        6: _v6_to_v7,
+        7: _v7_to_v8,
+    }
 )
 """Version N -> the upcaster from N to N + 1, for every N below SCHEMA_VERSION."""
 

@@ -6,6 +6,7 @@ Observed Mantle order at `/session_start` (spec §7.2): `session_started` →
 `ordered_block_completed` → `skill_completed` → stack → `bot_turn_ended`.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from keel.events.base import (
@@ -132,3 +133,35 @@ class StageTimed(EventBase):
 
     stage: str
     duration_ms: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StagesTimed(EventBase):
+    """Every measured stage of one turn in one event, written at its end (schema version
+    8): the compact form of one `stage_timed` per stage, which logs before it hold.
+    `expanded()` gives those; `stage_timings` reads either form."""
+
+    kind = "stages_timed"
+
+    durations_ms: JsonMapping
+    """Stage name -> milliseconds spent in it this turn, by name."""
+
+    def expanded(self) -> tuple[StageTimed, ...]:
+        """The same measurements as one `stage_timed` per stage (same stamp)."""
+        return tuple(
+            StageTimed(stage=stage, duration_ms=float(ms), timestamp=self.timestamp)
+            for stage, ms in self.durations_ms.items()
+            if isinstance(ms, int | float)
+        )
+
+
+def stage_timings(events: Iterable[object]) -> list[StageTimed]:
+    """The stage timings among `events`, old (`stage_timed`) and compact (`stages_timed`)
+    alike, as `stage_timed` events in log order."""
+    found: list[StageTimed] = []
+    for event in events:
+        if isinstance(event, StageTimed):
+            found.append(event)
+        elif isinstance(event, StagesTimed):
+            found.extend(event.expanded())
+    return found

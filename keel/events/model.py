@@ -15,7 +15,7 @@ means adding its class here, to the union, and a bump of the codec's schema summ
 | pause points | pause_point_created, pause_point_resolved |
 | conversation | session_started, user_message, bot_message, bot_turn_ended, turn_started, |
 |  | turn_ended, conversation_state_changed |
-| measurements | model_called, stage_timed |
+| measurements | model_called, stage_timed, stages_timed (v8: a turn's stages in one event) |
 | decisions (v3) | routing_decided, history_compressed |
 | plan cache (v5) | plan_cache_decided, plan_executed |
 | voice (v7) | barge_in |
@@ -48,6 +48,7 @@ from keel.events.conversation import (
     ConversationStateChanged,
     ModelCalled,
     SessionStarted,
+    StagesTimed,
     StageTimed,
     TurnEnded,
     TurnStarted,
@@ -121,6 +122,7 @@ Event: TypeAlias = (
     | ConversationStateChanged
     | ModelCalled
     | StageTimed
+    | StagesTimed
     | RoutingDecided
     | HistoryCompressed
     | PlanCacheDecided
@@ -164,6 +166,7 @@ _ALL: tuple[type[Event], ...] = (
     ConversationStateChanged,
     ModelCalled,
     StageTimed,
+    StagesTimed,
     RoutingDecided,
     HistoryCompressed,
     PlanCacheDecided,
@@ -221,6 +224,7 @@ __all__ = [
     "StackChanged",
     "StackFrame",
     "StageTimed",
+    "StagesTimed",
     "StepAdvanced",
     "StopReason",
     "ToolCallRefused",

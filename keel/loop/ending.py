@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from keel.events.base import ConversationStatus, StopReason
-from keel.events.model import BotTurnEnded, ConversationStateChanged, StageTimed, TurnEnded
+from keel.events.model import BotTurnEnded, ConversationStateChanged, StagesTimed, TurnEnded
 from keel.loop.turn import Next, TurnContext
 
 _STOP: dict[Next, StopReason] = {
@@ -46,13 +46,12 @@ async def finish_turn(t: TurnContext, outcome: Next) -> None:
 
 
 async def end_turn(t: TurnContext, stop_reason: StopReason, status: ConversationStatus) -> None:
-    """Record the stage timings, the stop reason and the new conversation state."""
+    """Record the stage timings (one `stages_timed`), the stop reason and the new
+    conversation state."""
     meta = {"detail": t.stop_detail} if t.stop_detail else {}
     t.stage_ms["persist"] = t.recorder.persist_ms
     await t.emit(
-        *(StageTimed(stage=name, duration_ms=ms) for name, ms in sorted(t.stage_ms.items()))
-    )
-    await t.emit(
+        StagesTimed(durations_ms=dict(sorted(t.stage_ms.items()))),
         TurnEnded(turn_id=t.turn_id, stop_reason=stop_reason, metadata=meta),
         ConversationStateChanged(state=status),
         BotTurnEnded(),

@@ -110,7 +110,7 @@ class TurnContext:
     offline_tried: set[str] = field(default_factory=set)
     """What the offline path (`keel.loop.offline`) already tried in this turn."""
     stage_ms: dict[str, float] = field(default_factory=dict)
-    """Milliseconds spent per stage in this turn (recorded as `stage_timed` at its end)."""
+    """Milliseconds spent per stage in this turn (recorded as one `stages_timed` at its end)."""
     router: OfflineRouter
     """The offline router `keel.loop.offline` asks before a routing model call."""
     plans: TurnPlans | None = None

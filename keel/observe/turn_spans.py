@@ -29,6 +29,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from keel.events.base import to_plain
+from keel.events.conversation import stage_timings
 from keel.events.model import (
     Event,
     FlowStarted,
@@ -43,7 +44,6 @@ from keel.events.model import (
     PlanCacheDecided,
     PlanExecuted,
     RoutingDecided,
-    StageTimed,
     StepAdvanced,
     ToolCallRefused,
     ToolExecuted,
@@ -246,9 +246,8 @@ class _Builder:
         detail = ended.metadata.get("detail") if ended is not None else None
         if isinstance(detail, str):
             attributes["keel.turn.stop_detail"] = detail
-        for _, event in turn.events:
-            if isinstance(event, StageTimed):
-                attributes[f"keel.stage.{event.stage}.ms"] = event.duration_ms
+        for timed in stage_timings(event for _, event in turn.events):
+            attributes[f"keel.stage.{timed.stage}.ms"] = timed.duration_ms
         span = self.tracer.start_span(
             f"{genai.INVOKE_AGENT} {self.options.agent}",
             context=parent,

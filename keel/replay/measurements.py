@@ -9,6 +9,7 @@ same. A replay compares behaviour; measurements are set apart and reported.
 | every event | `timestamp` |
 | `model_called` | `latency_ms`, `input_tokens`, `output_tokens`, `cost` |
 | `stage_timed` | `duration_ms` |
+| `stages_timed` | `durations_ms` (every stage's time; the stage names are measured too) |
 
 Not compared at all: a `model_called` event's `metadata.request`, the prompt as sent
 (it shows the clock's time; what the engine did with the replies is compared).
@@ -28,6 +29,7 @@ MEASUREMENTS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "model_called": ("latency_ms", "input_tokens", "output_tokens", "cost"),
         "stage_timed": ("duration_ms",),
+        "stages_timed": ("durations_ms",),
     }
 )
 """Measurement fields by event type (besides `EVERY_EVENT`)."""

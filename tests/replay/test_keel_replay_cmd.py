@@ -192,7 +192,7 @@ async def test_a_conversation_served_on_the_system_clock_by_a_provider_replays_t
     # Latency and timings are reported apart; the stored usage was given back to the engine,
     # so tokens and cost are the same.
     measured = next(line for line in result.stdout.splitlines() if line.startswith("measure"))
-    assert "model_called.latency_ms" in measured and "stage_timed.duration_ms" in measured
+    assert "model_called.latency_ms" in measured and "stages_timed.durations_ms" in measured
     assert "tokens" not in measured and "cost" not in measured
 
 

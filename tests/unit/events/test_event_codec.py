@@ -93,7 +93,7 @@ def test_encoding_shares_nothing_with_the_event() -> None:
 
 
 def test_schema_version_policy_has_a_summary_for_every_version() -> None:
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     assert set(SCHEMA_VERSIONS) == set(range(1, SCHEMA_VERSION + 1))
     assert set(UPCASTERS) == set(range(1, SCHEMA_VERSION))
     assert "tool_call_refused" in SCHEMA_VERSIONS[2]
@@ -101,6 +101,7 @@ def test_schema_version_policy_has_a_summary_for_every_version() -> None:
     assert "error_code" in SCHEMA_VERSIONS[4]
     assert "cached_input_tokens" in SCHEMA_VERSIONS[6]
     assert "barge_in" in SCHEMA_VERSIONS[7]
+    assert "stages_timed" in SCHEMA_VERSIONS[8]
 
 
 def test_new_events_are_written_at_the_current_version() -> None:
@@ -141,9 +142,9 @@ def test_upcasting_a_v1_event_walks_every_upcaster_in_order() -> None:
         return upcast
 
     old = {"type": "skill_activated", "v": 1, "skill_id": "s"}
-    decoded = decode_event(old, upcasters={n: step(n) for n in range(1, 7)})
+    decoded = decode_event(old, upcasters={n: step(n) for n in range(1, 8)})
     assert decoded == SkillActivated(skill_id="s")
-    assert seen == [1, 2, 3, 4, 5, 6]
+    assert seen == [1, 2, 3, 4, 5, 6, 7]
 
 
 @pytest.mark.parametrize("kind", ["tool_executed", "mcp_tool_executed"])

@@ -319,6 +319,7 @@ def test_every_kind_is_either_folded_or_knowingly_ignored() -> None:
         "plan_cache_decided",
         "plan_executed",
         "barge_in",
+        "stages_timed",
     }
 
 

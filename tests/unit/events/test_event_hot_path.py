@@ -11,6 +11,7 @@ import pytest
 
 from keel.events.base import from_frozen, stamp
 from keel.events.codec import dumps_event, encode_event, loads_event
+from keel.events.conversation import stage_timings
 from keel.events.fold import ConversationState, fold
 from keel.events.model import (
     BotMessage,
@@ -22,6 +23,8 @@ from keel.events.model import (
     SlotSet,
     StackChanged,
     StackFrame,
+    StagesTimed,
+    StageTimed,
     ToolExecuted,
 )
 
@@ -86,3 +89,17 @@ def test_a_batch_of_records_moves_the_state_on_by_its_count_only() -> None:
     assert moved == dataclasses.replace(state, last_seq=state.last_seq + 2)
     assert fold((), state) is state
     assert fold(iter(records), ConversationState()).last_seq == 2
+
+
+def test_a_turns_stages_in_one_event_read_as_one_stage_timed_each() -> None:
+    compact = StagesTimed(durations_ms={"load": 0.5, "model": 12}, timestamp=3.0)
+    old = StageTimed(stage="route", duration_ms=0.25, timestamp=2.0)
+    assert compact.expanded() == (
+        StageTimed(stage="load", duration_ms=0.5, timestamp=3.0),
+        StageTimed(stage="model", duration_ms=12.0, timestamp=3.0),
+    )
+    assert stage_timings([old, SkillActivated(skill_id="s"), compact]) == [
+        old,
+        *compact.expanded(),
+    ]
+    assert loads_event(dumps_event(compact)) == compact

@@ -87,6 +87,10 @@ KINDS_AT_VERSION: Mapping[int, frozenset[str]] = MappingProxyType(
         | {"tool_call_refused", "routing_decided", "history_compressed"}
         | {"plan_cache_decided", "plan_executed"}
         | {"barge_in"},
+        8: _V1_KINDS
+        | {"tool_call_refused", "routing_decided", "history_compressed"}
+        | {"plan_cache_decided", "plan_executed"}
+        | {"barge_in", "stages_timed"},
     }
 )
 """Schema version -> every event kind that existed at it (what its fixture must hold)."""

@@ -76,6 +76,7 @@ ALL_KINDS = SEED_001_KINDS | {
     "plan_cache_decided",
     "plan_executed",
     "barge_in",
+    "stages_timed",
 }
 
 

@@ -7,7 +7,7 @@ import { compact, el } from "./api.js";
 export const MINOR = new Set([
   "flow_started", "flow_completed", "flow_cancelled", "flow_interrupted", "flow_resumed",
   "mcp_tool_executed", "slot_set", "stack_changed", "conversation_state_changed",
-  "bot_turn_ended", "stage_timed",
+  "bot_turn_ended", "stage_timed", "stages_timed",
 ]);
 
 export const short = (text, n = 90) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
@@ -46,6 +46,8 @@ export function describe(ev) {
       return ["model", "Model call", `${ev.model} (${ev.tier}) · tokens ${ev.input_tokens} in / ${ev.output_tokens} out · ${ms(ev.latency_ms)}${ev.cost != null ? ` · cost ${ev.cost}` : ""}`];
     case "stage_timed":
       return ["stage", "Stage timed", `${ev.stage} ${ms(ev.duration_ms)}`];
+    case "stages_timed":
+      return ["stage", "Stages timed", Object.entries(ev.durations_ms).map(([stage, took]) => `${stage} ${ms(took)}`).join(" · ")];
     case "plan_cache_decided":
       return ["plan", "Plan cache decision", planDecision(ev)];
     case "plan_executed":

@@ -61,12 +61,14 @@ function addEvent(seq, ev) {
   if (ev.type === "turn_started" || !group) group = newGroup(ev.type === "turn_started" ? ev.turn_id : null);
   groupOf.set(seq, group);
   if (ev.type === "stage_timed") group.stages.push(ev);
+  // Since event schema v8 a turn's stages come in one event: one bar per stage, as before.
+  if (ev.type === "stages_timed") for (const [stage, took] of Object.entries(ev.durations_ms)) group.stages.push({ stage, duration_ms: took });
   if (ev.type === "turn_ended") {
     group.stop = ev.stop_reason;
     labelGroup(group);
   }
   if (ui.minor.checked || !MINOR.has(ev.type)) group.list.append(optionFor(seq, ev));
-  if (selected !== null && groupOf.get(selected) === group && ev.type === "stage_timed") renderWaterfall(ui.waterfall, group);
+  if (selected !== null && groupOf.get(selected) === group && ev.type.startsWith("stage")) renderWaterfall(ui.waterfall, group);
   ensureTabStop();
 }
 
