@@ -345,6 +345,10 @@ class VoiceCall:
                     self._say(event)
                 elif isinstance(event, ConversationStateChanged) and event.state == "ended":
                     self._ended = True
+            await run.wait()
+            key = self.settings.conversation_key
+            while self.runtime.runs.active(key) is run:  # its done-callback is scheduled
+                await asyncio.sleep(0)
         finally:
             self._run = None
             self._check_idle()
