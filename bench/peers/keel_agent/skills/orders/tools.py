@@ -5,7 +5,7 @@ from __future__ import annotations
 from keel.tools import ToolResult, tool
 
 
-@tool(description="Look an order up by its id.")
+@tool(description="Look an order up by its id.", effect="read_only")
 async def lookup(order_id: str) -> ToolResult:
     """Return the order's status.
 
