@@ -22,6 +22,7 @@ OPERATIONS = {
     ("post", "/v1/conversations/{conversation_id}/cancel"),
     ("post", "/v1/conversations/{conversation_id}/turns/{turn_id}/feedback"),
     ("post", "/webhooks/rest/webhook"),
+    ("post", "/v1/voice/twilio/incoming"),
     ("post", "/v1/chat/completions"),
     ("post", "/v1/responses"),
     ("get", "/v1/models"),
