@@ -76,8 +76,10 @@ def watched_files(root: Path) -> Iterator[Path]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not _ignored_dir(d))
         for name in sorted(files):
-            if not _ignored_file(name):
-                yield Path(folder) / name
+            path = Path(folder) / name
+            # Regular files only: reading a named pipe or a socket would block or fail.
+            if not _ignored_file(name) and path.is_file():
+                yield path
 
 
 def project_revision(root: Path) -> str:
