@@ -14,14 +14,16 @@ uuid4), as in production.
 
 `make(scenario, telemetry=True)` runs Keel with tracing and metrics on, as `keel run` does
 with `OTEL_EXPORTER_OTLP_ENDPOINT` set: each run inside a server span (the request's), a
-`TurnTap` as the engine's observer, its spans exported by the SDK's batch processor over
-OTLP/HTTP to a receiver in another process (otlp_sink.py), its events counted in the
-Prometheus metrics. The spans the receiver decoded are counted at `close`.
+`TurnTap` as the engine's observer, its spans encoded as OTLP protobuf from its events
+and exported in batches by Keel's exporting thread over OTLP/HTTP to a receiver in
+another process (otlp_sink.py), its events counted in the metrics. The spans the
+receiver decoded are counted at `close`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -65,7 +67,9 @@ def outcome(result: TurnResult) -> Outcome:
 class KeelCase:
     """Keel running one scenario."""
 
-    def __init__(self, scenario: Scenario, store: str = "memory", telemetry: bool = False) -> None:
+    def __init__(
+        self, scenario: Scenario, store: str = "memory", telemetry: bool | str = False
+    ) -> None:
         self.scenario = scenario
         self.store_kind = store
         self.telemetry: Any = None
@@ -78,21 +82,28 @@ class KeelCase:
         self._store: EventStore | None = None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if telemetry:
-            self._open_telemetry()
+            self._open_telemetry(traced=telemetry != "metrics")
 
-    def _open_telemetry(self) -> None:
+    def _open_telemetry(self, *, traced: bool) -> None:
         from keel.ids import SystemClock
         from keel.observe.providers import provider_lookup
         from keel.observe.tap import Telemetry
         from keel.observe.tracing import TracingConfig
 
-        sink = Path(__file__).resolve().parent / "otlp_sink.py"
-        self._sink = subprocess.Popen(
-            [sys.executable, str(sink)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        assert self._sink.stdout is not None
-        base = self._sink.stdout.readline().strip()
-        tracing = TracingConfig(endpoint=f"{base}/v1/traces", service_name="keel-bench")
+        tracing = None
+        if traced:
+            sink = Path(__file__).resolve().parent / "otlp_sink.py"
+            self._sink = subprocess.Popen(
+                [sys.executable, str(sink)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert self._sink.stdout is not None
+            base = self._sink.stdout.readline().strip()
+            # The standard variables, as `keel run` reads them (sampler, batch processor).
+            env = {**os.environ, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{base}/v1/traces"}
+            tracing = TracingConfig.from_env({"OTEL_SERVICE_NAME": "keel-bench", **env})
         self.telemetry = Telemetry(clock=SystemClock(), tracing=tracing)
         agent = self.definition.config.id or "keel_agent"
         self.telemetry.open(agent=agent, provider_of=provider_lookup(self.definition))
@@ -125,18 +136,38 @@ class KeelCase:
         assert self.engine is not None, "prepare() first"
         if self.telemetry is None:
             return await self.engine.handle(self._conversation, USER_TEXT)
-        return await self._run_traced()
-
-    async def _run_traced(self) -> TurnResult:
-        from opentelemetry.trace import SpanKind
-
-        assert self.engine is not None and self.telemetry is not None
-        tracer = self.telemetry.tracing.tracer
-        route = "POST /v1/conversations/{conversation_id}/messages"
-        with tracer.start_as_current_span(route, kind=SpanKind.SERVER):
+        if self.telemetry.tracing is None:  # metrics only
             tap = self.telemetry.tap(self._conversation)
             result = await self.engine.handle(self._conversation, USER_TEXT, observer=tap)
             tap.finish()
+            return result
+        return await self._run_traced()
+
+    async def _run_traced(self) -> TurnResult:
+        from opentelemetry import context as otel_context
+
+        from keel.observe.tracing import ServerSpan
+
+        assert self.engine is not None and self.telemetry is not None
+        clock = self.telemetry.clock
+        route = "POST /v1/conversations/{conversation_id}/messages"
+        # What the server's request middleware does (keel.server.telemetry.TraceRequests).
+        span = ServerSpan(
+            self.telemetry.tracing,
+            route,
+            otel_context.get_current(),
+            start_ns=int(clock.now().timestamp() * 1e9),
+            attributes={"http.request.method": "POST", "url.path": "/v1/conversations/x"},
+        )
+        token = otel_context.attach(span.context)
+        try:
+            tap = self.telemetry.tap(self._conversation)
+            result = await self.engine.handle(self._conversation, USER_TEXT, observer=tap)
+            tap.finish()
+        finally:
+            otel_context.detach(token)
+            span.attributes["http.response.status_code"] = 200
+            span.end(int(clock.now().timestamp() * 1e9))
         return result
 
     def outcome(self, result: object) -> Outcome:
@@ -156,7 +187,7 @@ class KeelCase:
             self._tmp.cleanup()
 
 
-def make(scenario: Scenario, store: str = "memory", telemetry: bool = False) -> KeelCase:
+def make(scenario: Scenario, store: str = "memory", telemetry: bool | str = False) -> KeelCase:
     """Keel, ready to run `scenario` over `store` (`memory` or `sqlite`), with tracing and
-    metrics on when `telemetry`."""
+    metrics on when `telemetry` (`"metrics"`: metrics only)."""
     return KeelCase(scenario, store, telemetry)

@@ -54,10 +54,19 @@ VARIANTS: tuple[CaseSpec, ...] = (
     ),
 )
 
-TELEMETRY = CaseSpec(
-    label="keel, telemetry on", module="case_keel", options={"telemetry": True}, kind="variant"
+TELEMETRY = (
+    CaseSpec(
+        label="keel, metrics on",
+        module="case_keel",
+        options={"telemetry": "metrics"},
+        kind="variant",
+    ),
+    CaseSpec(
+        label="keel, telemetry on", module="case_keel", options={"telemetry": True}, kind="variant"
+    ),
 )
-"""Keel with tracing (OTLP to a local receiver process) and metrics on: `--telemetry`."""
+"""`--telemetry`: Keel counting every run into the metrics (tracing off), and Keel with
+tracing (every turn, OTLP to a local receiver process) and metrics on."""
 
 ALL: tuple[CaseSpec, ...] = MAIN + VARIANTS
 
@@ -66,7 +75,7 @@ def by_label(labels: str | None, telemetry: bool = False) -> tuple[CaseSpec, ...
     """The cases named in a comma-separated list (all of them for `None`), plus Keel with
     telemetry on when `telemetry`."""
     if telemetry:
-        return (*by_label(labels), TELEMETRY)
+        return (*by_label(labels), *TELEMETRY)
     if labels is None:
         return ALL
     wanted = [label.strip() for label in labels.split(",") if label.strip()]

@@ -21,18 +21,35 @@ code alone, since a refused call may name a tool that does not exist).
 | `keel_store_commit_duration_seconds` | histogram | |
 | `keel_conversations_active` | gauge | |
 | `keel_turns_in_progress` | gauge | |
+| `keel_trace_spans_exported_total` | counter | |
+| `keel_trace_spans_dropped_total` | counter | `reason` (queue_full, export_failed) |
 
 Token kinds: `input`, `output`, `cached_input`, `cache_write` (the last two are part of
 `input`). Active conversations: those with a turn in the last `active_window` seconds.
+
+Counting is plain Python: each metric is a dict from label values to a number (a
+histogram's to its bucket counts, sum and count), and one collector turns them into the
+client's metric families when `/metrics` is scraped. A run costs a few dict updates per
+event, not the client's locked `labels().inc()`. Everything happens on the event loop's
+thread (a run is counted when it finishes; `/metrics` is an async route).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+from prometheus_client.utils import floatToGoString as _untyped_go_float
 
 from keel.events.model import (
     ModelCalled,
@@ -42,6 +59,7 @@ from keel.events.model import (
     TurnEnded,
     TurnStarted,
 )
+from keel.observe.export import ExportStats
 from keel.observe.record import RunRecord
 
 TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -52,25 +70,76 @@ ACTIVE_WINDOW_SECONDS = 300.0
 METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The Prometheus text format's media type, for the `/metrics` answer."""
 
-
-def _counter_in(registry: CollectorRegistry) -> Callable[..., Counter]:
-    """`counter(name, help, *labels)`: a Counter registered in `registry`."""
-
-    def counter(name: str, documentation: str, *labels: str) -> Counter:
-        return Counter(name, documentation, list(labels), registry=registry)
-
-    return counter
+Labels = tuple[str, ...]
+_go_float = cast("Callable[[float], str]", _untyped_go_float)
+"""The client's own `le` formatting (`1.0`, `+Inf`)."""
 
 
-def _histogram_in(registry: CollectorRegistry) -> Callable[..., Histogram]:
-    """`histogram(name, help, buckets, *labels)`: a Histogram registered in `registry`."""
+class Count:
+    """A counter: label values -> total."""
 
-    def histogram(
-        name: str, documentation: str, buckets: Sequence[float], *labels: str
-    ) -> Histogram:
-        return Histogram(name, documentation, list(labels), buckets=buckets, registry=registry)
+    __slots__ = ("documentation", "labels", "name", "values")
 
-    return histogram
+    def __init__(self, name: str, documentation: str, *labels: str) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self.values: dict[Labels, float] = {}
+
+    def inc(self, labels: Labels, amount: float = 1.0) -> None:
+        self.values[labels] = self.values.get(labels, 0.0) + amount
+
+    def family(self) -> Metric:
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
+        for labels, value in self.values.items():
+            family.add_metric(list(labels), value)
+        return family
+
+
+class Spread:
+    """A histogram: label values -> [count per bucket (+Inf last), sum]."""
+
+    __slots__ = ("bounds", "documentation", "labels", "name", "values")
+
+    def __init__(
+        self, name: str, documentation: str, bounds: Sequence[float], *labels: str
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labels = labels
+        self.bounds = tuple(float(b) for b in bounds)
+        self.values: dict[Labels, list[float]] = {}
+
+    def observe(self, labels: Labels, value: float) -> None:
+        row = self.values.get(labels)
+        if row is None:
+            row = self.values[labels] = [0.0] * (len(self.bounds) + 2)
+        row[bisect_left(self.bounds, value)] += 1  # `le` is inclusive
+        row[-1] += value
+
+    def family(self) -> Metric:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
+        edges = [*(_go_float(b) for b in self.bounds), "+Inf"]
+        for labels, row in self.values.items():
+            running, buckets = 0.0, []
+            for edge, count in zip(edges, row, strict=False):
+                running += count
+                buckets.append((edge, running))
+            family.add_metric(list(labels), buckets, row[-1])
+        return family
+
+
+class _Families(Collector):
+    """Hands the registry the metrics' families at scrape time."""
+
+    def __init__(self, metrics: TurnMetrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        return self._metrics.families()
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
 
 
 class TurnMetrics:
@@ -84,85 +153,110 @@ class TurnMetrics:
         active_window: float = ACTIVE_WINDOW_SECONDS,
     ) -> None:
         """`now` is the engine's clock in epoch seconds; `in_progress` counts running turns."""
-        self.registry = CollectorRegistry(auto_describe=True)
+        self.registry = CollectorRegistry(auto_describe=False)
         self._now = now
+        self._in_progress = in_progress
         self._window = active_window
         self._last_turn: dict[str, float] = {}
-        registry = self.registry
-        counter, histogram = _counter_in(registry), _histogram_in(registry)
-        self.turns = counter("keel_turns", "Turns ended, by stop reason.", "stop_reason")
-        self.turn_seconds = histogram(
+        self._export: Callable[[], ExportStats] | None = None
+        self.turns = Count("keel_turns", "Turns ended, by stop reason.", "stop_reason")
+        self.turn_seconds = Spread(
             "keel_turn_duration_seconds",
             "Turn latency: turn_started to its last commit.",
             TURN_BUCKETS,
             "stop_reason",
         )
-        self.model_calls = counter("keel_model_calls", "Model round trips.", "tier", "model")
-        self.model_seconds = histogram(
+        self.model_calls = Count("keel_model_calls", "Model round trips.", "tier", "model")
+        self.model_seconds = Spread(
             "keel_model_call_duration_seconds",
             "Model round-trip latency.",
             MODEL_BUCKETS,
             "tier",
             "model",
         )
-        self.tokens = counter(
+        self.tokens = Count(
             "keel_model_tokens",
             "Tokens of model calls (cached_input and cache_write are part of input).",
             "tier",
             "model",
             "kind",
         )
-        self.cost = counter(
+        self.cost = Count(
             "keel_model_cost",
             "Cost of model calls whose price is configured, in the provider's currency.",
             "tier",
             "model",
         )
-        self.tool_runs = counter("keel_tool_runs", "Tool runs, by outcome.", "tool", "outcome")
-        self.tool_failures = counter(
+        self.tool_runs = Count("keel_tool_runs", "Tool runs, by outcome.", "tool", "outcome")
+        self.tool_failures = Count(
             "keel_tool_failures", "Failed tool runs, by error code.", "tool", "error_code"
         )
-        self.refusals = counter(
+        self.refusals = Count(
             "keel_tool_calls_refused",
             "Model tool calls the engine refused, by refusal code.",
             "code",
         )
-        self.plan_decisions = counter(
+        self.plan_decisions = Count(
             "keel_plan_cache_decisions",
             "Plan cascade decisions, by layer, hit and reason.",
             "layer",
             "hit",
             "reason",
         )
-        self.commit_seconds = histogram(
+        self.commit_seconds = Spread(
             "keel_store_commit_duration_seconds",
             "Event store commits: a batch of events appended (and folded).",
             COMMIT_BUCKETS,
         )
-        self._gauges(in_progress, active_window)
-        self._children: dict[tuple[object, ...], Any] = {}
+        self._counted: tuple[Count | Spread, ...] = (
+            self.turns,
+            self.turn_seconds,
+            self.model_calls,
+            self.model_seconds,
+            self.tokens,
+            self.cost,
+            self.tool_runs,
+            self.tool_failures,
+            self.refusals,
+            self.plan_decisions,
+            self.commit_seconds,
+        )
+        self.registry.register(_Families(self))
 
-    def _gauges(self, in_progress: Callable[[], int], active_window: float) -> None:
-        """The two gauges read at scrape time: active conversations, runs in progress."""
-        registry = self.registry
-        active = Gauge(
+    def watch_export(self, stats: Callable[[], ExportStats]) -> None:
+        """Report the span exporter's counts (`keel_trace_spans_*`) from `stats`."""
+        self._export = stats
+
+    def families(self) -> Iterator[Metric]:
+        """Every metric as the client's metric family (at scrape time)."""
+        for metric in self._counted:
+            yield metric.family()
+        active = GaugeMetricFamily(
             "keel_conversations_active",
-            f"Conversations with a turn in the last {active_window:g} seconds (this process).",
-            registry=registry,
+            f"Conversations with a turn in the last {self._window:g} seconds (this process).",
+            value=self._active(),
         )
-        active.set_function(self._active)
-        running = Gauge(
-            "keel_turns_in_progress", "Runs in progress in this process.", registry=registry
+        yield active
+        yield GaugeMetricFamily(
+            "keel_turns_in_progress",
+            "Runs in progress in this process.",
+            value=float(self._in_progress()),
         )
-        running.set_function(lambda: float(in_progress()))
-
-    def _child(self, metric: Any, *labels: str) -> Any:
-        """`metric.labels(*labels)`, cached (the client's lookup validates every call)."""
-        key = (id(metric), *labels)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = metric.labels(*labels)
-        return child
+        if self._export is not None:
+            stats = self._export()
+            yield CounterMetricFamily(
+                "keel_trace_spans_exported",
+                "Spans the trace exporter delivered.",
+                value=stats.exported,
+            )
+            dropped = CounterMetricFamily(
+                "keel_trace_spans_dropped",
+                "Spans dropped instead of exported: the queue was full or the export failed.",
+                labels=("reason",),
+            )
+            dropped.add_metric(["queue_full"], stats.dropped_queue_full)
+            dropped.add_metric(["export_failed"], stats.dropped_export_failed)
+            yield dropped
 
     def _active(self) -> float:
         horizon = self._now() - self._window
@@ -174,52 +268,59 @@ class TurnMetrics:
         """Count what one run committed."""
         started: float | None = None
         for _, event in record.events:
-            if isinstance(event, ModelCalled):
-                self._model(event)
-            elif isinstance(event, ToolExecuted):
+            kind = type(event)
+            if kind is ModelCalled:
+                self._model(event)  # type: ignore[arg-type]
+            elif kind is ToolExecuted:
+                assert isinstance(event, ToolExecuted)
                 outcome = "error" if event.is_error else "ok"
-                self._child(self.tool_runs, event.tool_name, outcome).inc()
+                self.tool_runs.inc((event.tool_name, outcome))
                 if event.is_error:
                     code = event.error_code or "unknown"
-                    self._child(self.tool_failures, event.tool_name, code).inc()
-            elif isinstance(event, ToolCallRefused):
-                self._child(self.refusals, event.code).inc()
-            elif isinstance(event, PlanCacheDecided):
+                    self.tool_failures.inc((event.tool_name, code))
+            elif kind is ToolCallRefused:
+                assert isinstance(event, ToolCallRefused)
+                self.refusals.inc((event.code,))
+            elif kind is PlanCacheDecided:
+                assert isinstance(event, PlanCacheDecided)
                 hit = "true" if event.hit else "false"
-                self._child(self.plan_decisions, event.layer, hit, event.reason).inc()
-            elif isinstance(event, TurnStarted):
+                self.plan_decisions.inc((event.layer, hit, event.reason))
+            elif kind is TurnStarted:
                 started = event.timestamp
-            elif isinstance(event, TurnEnded):
+            elif kind is TurnEnded:
+                assert isinstance(event, TurnEnded)
                 self._turn(record, event, started)
                 started = None
         if started is not None:  # the run failed before the engine could end the turn
-            self._child(self.turns, "error").inc()
+            self.turns.inc(("error",))
+        commits = self.commit_seconds
         for commit in record.commits:
-            self.commit_seconds.observe(commit.seconds)
+            commits.observe((), commit.seconds)
 
     def _turn(self, record: RunRecord, event: TurnEnded, started: float | None) -> None:
-        self._child(self.turns, event.stop_reason).inc()
+        self.turns.inc((event.stop_reason,))
         self._last_turn[record.conversation_id] = event.timestamp
         if started is None:
             return
         stored = [c.stored for c in record.commits if c.stamped >= event.timestamp]
         end = min(stored) if stored else event.timestamp
-        self._child(self.turn_seconds, event.stop_reason).observe(max(0.0, end - started))
+        self.turn_seconds.observe((event.stop_reason,), max(0.0, end - started))
 
     def _model(self, event: ModelCalled) -> None:
-        tier, model = event.tier, event.model
-        self._child(self.model_calls, tier, model).inc()
-        self._child(self.model_seconds, tier, model).observe(event.latency_ms / 1000)
-        self._child(self.tokens, tier, model, "input").inc(event.input_tokens)
-        self._child(self.tokens, tier, model, "output").inc(event.output_tokens)
+        labels = (event.tier, event.model)
+        tier, model = labels
+        self.model_calls.inc(labels)
+        self.model_seconds.observe(labels, event.latency_ms / 1000)
+        self.tokens.inc((tier, model, "input"), event.input_tokens)
+        self.tokens.inc((tier, model, "output"), event.output_tokens)
         cached = getattr(event, "cached_input_tokens", 0) or 0
         if cached:
-            self._child(self.tokens, tier, model, "cached_input").inc(cached)
+            self.tokens.inc((tier, model, "cached_input"), cached)
         written = getattr(event, "cache_write_tokens", 0) or 0
         if written:
-            self._child(self.tokens, tier, model, "cache_write").inc(written)
+            self.tokens.inc((tier, model, "cache_write"), written)
         if event.cost is not None:
-            self._child(self.cost, tier, model).inc(event.cost)
+            self.cost.inc(labels, event.cost)
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""

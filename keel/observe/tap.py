@@ -3,9 +3,9 @@ metrics and (when configured) tracing, which each finished tap feeds.
 
 A tap does little while the turn runs: it keeps each (seq, event), notes each commit (the
 recorder reports a batch's events, then `committed` with when its append started) and when
-each builder tool started. `finish` turns that into
-spans and metrics after the run, so a slow exporter never slows a turn (the SDK's batch
-processor exports from its own thread).
+each builder tool started. `finish` counts the run into the metrics and, when its trace
+is sampled, encodes its spans (`turn_spans`) and queues them for the exporting thread: a
+slow or absent collector never slows a turn (a full queue drops spans, counted).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.tracing import Tracing, TracingConfig
-from keel.observe.turn_spans import SpanOptions, export_run
+from keel.observe.turn_spans import SpanOptions, run_spans
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -108,22 +108,26 @@ class Telemetry:
         self._options = SpanOptions(agent=agent, provider_of=provider_of, capture_content=capture)
         if self.config is not None and self.tracing is None:
             self.tracing = Tracing(self.config)
+            self.metrics.watch_export(self.tracing.stats)
 
     def tap(self, conversation_id: str) -> TurnTap:
         """A tap for one run; spans go under the current context (the request's span)."""
         return TurnTap(self, conversation_id, otel_context.get_current())
 
     def report(self, record: RunRecord, parent: Context) -> None:
-        """Feed the metrics and export the spans of one finished run."""
+        """Feed the metrics and queue the spans of one finished run (when sampled)."""
         try:
             self.metrics.observe(record)
-            if self.tracing is not None:
-                export_run(self.tracing.tracer, self._options, record, parent)
+            tracing = self.tracing
+            if tracing is not None:
+                under = tracing.parent(parent)
+                if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
+                    tracing.export(run_spans(self._options, record, under))
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", record.conversation_id)
 
     def flush(self) -> bool:
-        """Export the spans ended so far (tests, shutdown)."""
+        """Export the spans queued so far (tests, shutdown)."""
         return self.tracing.flush() if self.tracing is not None else True
 
     def close(self) -> None:

@@ -1,29 +1,38 @@
-"""Tracing's configuration and its OpenTelemetry SDK pipeline (tracer provider, OTLP export).
+"""Tracing's configuration and pipeline: spans encoded as OTLP protobuf, exported in batches.
 
 Off unless an OTLP endpoint is configured with the standard variables
 (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`);
 `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep it off. Export is OTLP over
-HTTP with protobuf bodies; the exporter reads the other standard variables itself
-(`OTEL_EXPORTER_OTLP_HEADERS`, `..._TIMEOUT`, `..._COMPRESSION`, certificates). Prompt
-and completion contents go into spans only with
-`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
+HTTP with protobuf bodies; `TracingConfig.from_env` reads the other standard variables
+too: headers, timeout (seconds, as the Python SDK reads it), compression, certificates,
+the sampler (`sampling`), the resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`)
+and the batch processor's (`OTEL_BSP_*`). Prompt and completion contents go into spans
+only with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 
-The SDK is imported only when tracing is on. The provider is the app's own (never the
-global one), so several apps in one process do not share spans.
+No OpenTelemetry SDK: a run's spans are written as protobuf bytes straight from its events
+(`turn_spans`, `otlp`) and queued for `export.BatchExporter`'s thread. Only the API's
+context is used, so the request span (`ServerSpan`) is the current span for anything
+else that reads it, and W3C `traceparent` propagation is the API's.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.util.re import parse_env_headers
 
 from keel import __version__
-
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.trace import Tracer
+from keel.observe import otlp
+from keel.observe.export import BatchExporter, ExportStats, OtlpHttp, Transport
+from keel.observe.sampling import Sampler
+from keel.observe.span_ids import Parent, new_span_id, new_trace_id
 
 _log = logging.getLogger("keel.observe")
 
@@ -31,6 +40,45 @@ CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The GenAI instrumentations' switch for message contents (they hold personal data)."""
 
 _TRUE = {"1", "true", "yes", "on"}
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_NOT_SAMPLED = TraceFlags(TraceFlags.DEFAULT)
+
+
+def _signal(env: Mapping[str, str], name: str) -> str:
+    """`OTEL_EXPORTER_OTLP_TRACES_{name}`, else `OTEL_EXPORTER_OTLP_{name}`, stripped."""
+    found = env.get(f"OTEL_EXPORTER_OTLP_TRACES_{name}", "").strip()
+    return found or env.get(f"OTEL_EXPORTER_OTLP_{name}", "").strip()
+
+
+def _number(raw: str, name: str, default: float) -> float:
+    """`raw` as a number of 0 or more, `default` when empty (or invalid, logged)."""
+    raw = raw.strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        _log.warning("%s=%r is not a number of 0 or more: using %g", name, raw, default)
+        return default
+    return value
+
+
+def _env_number(env: Mapping[str, str], name: str, default: float) -> float:
+    return _number(env.get(name, ""), name, default)
+
+
+def _resource(env: Mapping[str, str]) -> dict[str, str]:
+    """`OTEL_RESOURCE_ATTRIBUTES` (k=v, comma-separated, values URL-encoded)."""
+    found: dict[str, str] = {}
+    for item in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+        key, equals, value = item.partition("=")
+        if equals and key.strip():
+            found[key.strip()] = unquote(value.strip())
+        elif item.strip():
+            _log.warning("OTEL_RESOURCE_ATTRIBUTES item %r is not key=value: ignored", item)
+    return found
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -45,8 +93,27 @@ class TracingConfig:
     """Put prompts, completions, tool arguments and results into spans (personal data)."""
 
     batch: bool = True
-    """Export from a background thread in batches (False: export as each span ends, for
-    tests and short-lived tools)."""
+    """Wait up to `delay` to fill a batch (False: post whatever is queued at once, still
+    from the exporting thread, for tests and short-lived tools)."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 10.0
+    """Seconds for one export, retries included."""
+
+    compression: str = "none"
+    certificate: str | None = None
+    client_certificate: str | None = None
+    client_key: str | None = None
+    sampler: Sampler = field(default_factory=Sampler)
+    resource: Mapping[str, str] = field(default_factory=dict)
+    """More resource attributes (`OTEL_RESOURCE_ATTRIBUTES`)."""
+
+    max_queue: int = 2048
+    """Spans waiting for export at most; a run that does not fit is dropped (counted)."""
+
+    max_batch: int = 512
+    delay: float = 5.0
+    """Seconds a span waits at most before its batch is posted."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> TracingConfig | None:
@@ -67,37 +134,148 @@ class TracingConfig:
         )
         if protocol.strip() != "http/protobuf":
             _log.warning("OTLP protocol %r is not supported: exporting http/protobuf", protocol)
+        compression = _signal(env, "COMPRESSION").lower() or "none"
+        if compression not in ("none", "gzip", "deflate"):
+            _log.warning("OTLP compression %r is not supported: sending uncompressed", compression)
+            compression = "none"
         return cls(
             endpoint=endpoint,
             service_name=env.get("OTEL_SERVICE_NAME", "").strip() or "keel",
             capture_content=env.get(CAPTURE_CONTENT_ENV, "").strip().lower() in _TRUE,
+            headers=parse_env_headers(_signal(env, "HEADERS"), liberal=True),
+            timeout=_number(_signal(env, "TIMEOUT"), "OTEL_EXPORTER_OTLP_TIMEOUT", 10.0),
+            compression=compression,
+            certificate=_signal(env, "CERTIFICATE") or None,
+            client_certificate=_signal(env, "CLIENT_CERTIFICATE") or None,
+            client_key=_signal(env, "CLIENT_KEY") or None,
+            sampler=Sampler.from_env(env),
+            resource=_resource(env),
+            max_queue=int(_env_number(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048)),
+            max_batch=int(_env_number(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)),
+            delay=_env_number(env, "OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000,
         )
 
 
 class Tracing:
-    """The app's tracer provider exporting over OTLP/HTTP."""
+    """The app's span pipeline: sampling, the encoded resource, the exporting thread."""
 
-    def __init__(self, config: TracingConfig) -> None:
-        # lazy: the SDK and the exporter (requests, protobuf) load only when tracing is on
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-
+    def __init__(self, config: TracingConfig, *, send: OtlpHttp | None = None) -> None:
         self.config = config
-        resource = Resource.create(
-            {"service.name": config.service_name, "service.version": __version__}
+        self.sampler = config.sampler
+        resource: dict[str, otlp.AttributeValue] = {
+            "telemetry.sdk.language": "python",
+            "telemetry.sdk.name": "keel",
+            "telemetry.sdk.version": __version__,
+            **config.resource,
+            "service.name": config.service_name,
+            "service.version": __version__,
+        }
+        self.envelope = otlp.envelope(resource, "keel", __version__)
+        self._stopping = threading.Event()
+        self._http = send or OtlpHttp(
+            Transport(
+                endpoint=config.endpoint,
+                headers=config.headers,
+                timeout=config.timeout,
+                compression=config.compression,
+                certificate=config.certificate,
+                client_certificate=config.client_certificate,
+                client_key=config.client_key,
+            ),
+            stopping=self._stopping,
         )
-        self.provider: TracerProvider = TracerProvider(resource=resource)
-        exporter = OTLPSpanExporter(endpoint=config.endpoint)
-        processor = BatchSpanProcessor(exporter) if config.batch else SimpleSpanProcessor(exporter)
-        self.provider.add_span_processor(processor)
-        self.tracer: Tracer = self.provider.get_tracer("keel", __version__)
+        self.exporter = BatchExporter(
+            self._post,
+            max_queue=config.max_queue,
+            max_batch=config.max_batch,
+            delay=config.delay if config.batch else 0.0,
+        )
 
-    def flush(self, timeout_ms: int = 10_000) -> bool:
-        """Export every ended span now; False if that did not finish in time."""
-        return bool(self.provider.force_flush(timeout_ms))
+    def _post(self, spans: Sequence[bytes]) -> None:
+        self._http.send(otlp.request(self.envelope, spans))
+
+    def parent(self, context: Context | None) -> Parent:
+        """The parent a span started under `context` gets, sampled or not (a new trace
+        when `context` has no valid span)."""
+        found = trace.get_current_span(context).get_span_context()
+        if found.is_valid:
+            sampled = self.sampler.sampled(found.trace_id, found.trace_flags.sampled)
+            return Parent(trace_id=found.trace_id, span_id=found.span_id, sampled=sampled)
+        trace_id = new_trace_id()
+        return Parent(trace_id=trace_id, span_id=None, sampled=self.sampler.sampled(trace_id, None))
+
+    def export(self, spans: Sequence[bytes]) -> bool:
+        """Queue encoded spans (`otlp.span`); False when they were dropped."""
+        return self.exporter.put(spans)
+
+    def stats(self) -> ExportStats:
+        return self.exporter.stats()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Export every span queued so far; False if that did not finish in time."""
+        return self.exporter.flush(timeout)
 
     def close(self) -> None:
         """Export what is left and stop the exporter."""
-        self.provider.shutdown()
+        self.exporter.close(self.config.timeout)
+        self._stopping.set()
+        self._http.close()
+
+
+class ServerSpan:
+    """A request's span: the current span (in the API's context) while the request runs,
+    encoded and queued when it ends (when sampled)."""
+
+    __slots__ = (
+        "_tracing",
+        "attributes",
+        "context",
+        "error",
+        "events",
+        "name",
+        "parent",
+        "span_id",
+        "start_ns",
+    )
+
+    def __init__(
+        self,
+        tracing: Tracing,
+        name: str,
+        parent_context: Context,
+        *,
+        start_ns: int,
+        attributes: dict[str, otlp.AttributeValue],
+    ) -> None:
+        self._tracing = tracing
+        self.name = name
+        self.parent = tracing.parent(parent_context)
+        self.span_id = new_span_id()
+        self.start_ns = start_ns
+        self.attributes = attributes
+        self.error: str | None = None
+        """An error status's message, when the request failed."""
+        self.events: list[bytes] = []
+        """Encoded span events (`otlp.event`)."""
+        flags = _SAMPLED if self.parent.sampled else _NOT_SAMPLED
+        own = SpanContext(self.parent.trace_id, self.span_id, is_remote=False, trace_flags=flags)
+        self.context = trace.set_span_in_context(NonRecordingSpan(own), parent_context)
+
+    def end(self, end_ns: int) -> None:
+        """Queue the span (nothing when its trace is not sampled)."""
+        if not self.parent.sampled:
+            return
+        parent = self.parent.span_id
+        encoded = otlp.span(
+            trace_id=self.parent.trace_id.to_bytes(16, "big"),
+            span_id=self.span_id.to_bytes(8, "big"),
+            parent_id=parent.to_bytes(8, "big") if parent is not None else None,
+            name=self.name,
+            kind=otlp.SERVER,
+            start_ns=self.start_ns,
+            end_ns=end_ns,
+            values=otlp.attributes(self.attributes),
+            events=self.events,
+            error=self.error,
+        )
+        self._tracing.export([encoded])

@@ -1,4 +1,7 @@
-"""A run's committed events as OpenTelemetry spans, after the run (nothing in the loop).
+"""A run's committed events as OTLP spans (protobuf bytes, `otlp`), after the run.
+
+Nothing here runs in the turn loop, and no OpenTelemetry SDK span is made: each span is
+encoded straight from the events (`run_spans`):
 
 - a turn, `turn_started` to its last commit: `invoke_agent {agent}` (internal);
 - a model call, ending at its `model_called` stamp, `latency_ms` long: `chat {model}`
@@ -8,12 +11,13 @@
 - a block step, from `step_advanced` (or the block entered or resumed) to the next step or
   the block's end: `step {skill}/{block}/{step}`;
 - a plan run, from the cascade's decision to `plan_executed`: `plan {source}`;
-- a store commit, one append of a batch of the turn's events (`record.Commit`):
-  `keel.store.commit`.
+- store commits are folded into their turn's span (`keel.store.commits`, `.events`,
+  `.commit_ms`, `.commit_max_ms`); a commit that took `SLOW_COMMIT_SECONDS` or more is
+  also a span of its own, `keel.store.commit`.
 
 Parents: a run's turns hang under the context the tap captured (the HTTP request's span);
 a model or tool span hangs under the innermost step or plan whose events surround it, else
-under its turn; commits hang under their turn. Routing and plan-cache decisions, pause
+under its turn; slow commits hang under their turn. Routing and plan-cache decisions, pause
 points and history compression are events of the turn span.
 """
 
@@ -22,14 +26,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from functools import lru_cache
+from typing import TYPE_CHECKING, cast
 
 from keel.events.base import to_plain
-from keel.events.conversation import stage_timings
 from keel.events.model import (
     Event,
     FlowStarted,
@@ -44,27 +44,30 @@ from keel.events.model import (
     PlanCacheDecided,
     PlanExecuted,
     RoutingDecided,
+    StagesTimed,
+    StageTimed,
     StepAdvanced,
     ToolCallRefused,
     ToolExecuted,
     TurnEnded,
     TurnStarted,
 )
-from keel.observe import genai
+from keel.observe import genai, otlp
+from keel.observe.otlp import AttributeValue
 from keel.observe.record import Commit, RunRecord, ToolStart
+from keel.observe.span_ids import Parent, new_span_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from opentelemetry.trace import Span, Tracer
-    from opentelemetry.util.types import AttributeValue
-
 _END = "END"
 _PLAN_LAYERS = {"l0", "l1", "l3"}
+SLOW_COMMIT_SECONDS = 0.1
+"""A commit at least this long is a span of its own (every commit is counted in its turn)."""
 
 
 def _ns(seconds: float) -> int:
-    return int(seconds * 1_000_000_000)
+    return int(seconds * 1e9)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -75,6 +78,13 @@ class SpanOptions:
     provider_of: Callable[[str, str], str]
     """(model id, tier) -> `gen_ai.provider.name`."""
     capture_content: bool = False
+    model_fields: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False)
+    """(model, tier) -> the encoded attributes its model spans share (filled as spans are
+    built)."""
+    tool_fields: dict[tuple[str, str, str, str | None], bytes] = field(
+        default_factory=dict, compare=False
+    )
+    """(tool, source, outcome, MCP server) -> the encoded attributes its spans share."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -87,7 +97,7 @@ class _Window:
     end: float
     name: str
     attributes: dict[str, AttributeValue]
-    span: Span | None = None
+    span_id: bytes = b""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -95,24 +105,61 @@ class _Turn:
     started: TurnStarted
     start_seq: int
     events: list[tuple[int, Event]] = field(default_factory=list)
+    kinds: set[type] = field(default_factory=set)
+    """The event types among `events` (a turn with no step or plan event skips those)."""
+    ended: TurnEnded | None = None
+    commits: list[Commit] = field(default_factory=list)
     end: float = 0.0
 
 
 def _turns(record: RunRecord) -> list[_Turn]:
+    """The run's turns, each with its events and commits, in one pass over each."""
     turns: list[_Turn] = []
-    for seq, event in record.events:
-        if isinstance(event, TurnStarted):
-            turns.append(_Turn(started=event, start_seq=seq))
-        if turns:
-            turns[-1].events.append((seq, event))
-    for index, turn in enumerate(turns):
-        last = turn.events[-1][0]
-        stored = [c.stored for c in record.commits if turn.start_seq <= c.first_seq <= last]
-        closing = [e.timestamp for _, e in turn.events]
-        turn.end = max([*closing, *stored])
-        if index == len(turns) - 1 and not any(isinstance(e, TurnEnded) for _, e in turn.events):
-            turn.end = max(turn.end, record.ended_at)
+    current: _Turn | None = None
+    for item in record.events:
+        event = item[1]
+        kind = type(event)
+        if kind is TurnStarted:
+            started = cast(TurnStarted, event)
+            current = _Turn(started=started, start_seq=item[0], end=event.timestamp)
+            turns.append(current)
+        if current is None:
+            continue
+        current.events.append(item)
+        current.kinds.add(kind)
+        if event.timestamp > current.end:
+            current.end = event.timestamp
+        if kind is TurnEnded:
+            current.ended = cast(TurnEnded, event)
+    for turn in turns:
+        first, last = turn.start_seq, turn.events[-1][0]
+        for commit in record.commits:
+            if first <= commit.first_seq <= last:
+                turn.commits.append(commit)
+                if commit.stored > turn.end:
+                    turn.end = commit.stored
+    if turns and turns[-1].ended is None:
+        turns[-1].end = max(turns[-1].end, record.ended_at)
     return turns
+
+
+_STEP_KINDS = {
+    StepAdvanced,
+    FlowStarted,
+    OrderedBlockResumed,
+    OrderedBlockCompleted,
+    OrderedBlockCancelled,
+    OrderedBlockInterrupted,
+}
+_CALL_KINDS = {ModelCalled, ToolExecuted, ToolCallRefused}
+_STAGE_KINDS = {StageTimed, StagesTimed}
+_DECISION_KINDS = {
+    RoutingDecided,
+    PlanCacheDecided,
+    PausePointCreated,
+    PausePointResolved,
+    HistoryCompressed,
+}
 
 
 def _steps(turn: _Turn) -> list[_Window]:
@@ -205,95 +252,150 @@ def _innermost(windows: Sequence[_Window], seq: int) -> _Window | None:
     return best
 
 
-class _Builder:
-    """Creates the spans of one run."""
+def _stage_fields(turn: _Turn) -> list[bytes]:
+    """`keel.stage.<stage>.ms` of the turn's `stages_timed` (or older `stage_timed`s)."""
+    found: list[bytes] = []
+    for _, event in turn.events:
+        kind = type(event)
+        if kind is StagesTimed:
+            for stage, ms in cast(StagesTimed, event).durations_ms.items():
+                if isinstance(ms, int | float):
+                    found.append(otlp.field(_stage_key(stage), float(ms)))
+        elif kind is StageTimed:
+            timed = cast(StageTimed, event)
+            found.append(otlp.field(_stage_key(timed.stage), float(timed.duration_ms)))
+    return found
 
-    def __init__(self, tracer: Tracer, options: SpanOptions, record: RunRecord) -> None:
-        self.tracer = tracer
+
+@lru_cache(maxsize=256)
+def _stage_key(stage: str) -> str:
+    return f"keel.stage.{stage}.ms"
+
+
+def _id(value: int) -> bytes:
+    return value.to_bytes(8, "big")
+
+
+class _Builder:
+    """Encodes the spans of one run."""
+
+    def __init__(
+        self,
+        options: SpanOptions,
+        record: RunRecord,
+        parent: Parent,
+        new_id: Callable[[], int],
+    ) -> None:
         self.options = options
         self.record = record
+        self.writer = otlp.SpanWriter(parent.trace_id.to_bytes(16, "big"))
+        self.parent_id = _id(parent.span_id) if parent.span_id is not None else None
+        self.new_id = new_id
         self.starts: list[ToolStart] = list(record.tool_starts)
+        self.conversation = otlp.field(genai.CONVERSATION_ID, record.conversation_id)
+        self.spans: list[bytes] = []
 
     def span(
         self,
         name: str,
-        parent: Context,
+        parent: bytes | None,
         start: float,
         end: float,
-        attributes: Mapping[str, AttributeValue],
-        *,
-        kind: SpanKind = SpanKind.INTERNAL,
+        values: bytes,
+        kind: int = otlp.INTERNAL,
         error: str | None = None,
-    ) -> Span:
-        span = self.tracer.start_span(
-            name, context=parent, kind=kind, attributes=attributes, start_time=_ns(start)
+        span_id: bytes | None = None,
+        events: Sequence[bytes] = (),
+    ) -> bytes:
+        """Encode one span; its id."""
+        own = span_id if span_id is not None else _id(self.new_id())
+        start_ns = int(start * 1e9)
+        end_ns = int(end * 1e9)
+        self.spans.append(
+            self.writer.write(own, parent, name, kind, start_ns, end_ns, values, events, error)
         )
-        if error is not None:
-            span.set_status(Status(StatusCode.ERROR, error))
-        span.end(end_time=_ns(max(start, end)))
-        return span
+        return own
 
-    def turn(self, turn: _Turn, parent: Context) -> None:
-        ended = next((e for _, e in turn.events if isinstance(e, TurnEnded)), None)
+    def turn(self, turn: _Turn) -> None:
+        ended = turn.ended
         stop = ended.stop_reason if ended is not None else "error"
-        attributes: dict[str, AttributeValue] = {
-            genai.OPERATION: genai.INVOKE_AGENT,
-            genai.AGENT_NAME: self.options.agent,
-            genai.CONVERSATION_ID: self.record.conversation_id,
-            "keel.turn.id": turn.started.turn_id,
-            "keel.turn.stop_reason": stop,
-        }
+        f = otlp.field
+        values = [
+            f(genai.OPERATION, genai.INVOKE_AGENT),
+            f(genai.AGENT_NAME, self.options.agent),
+            f("keel.turn.id", turn.started.turn_id),
+            f("keel.turn.stop_reason", stop),
+            self.conversation,
+        ]
         detail = ended.metadata.get("detail") if ended is not None else None
         if isinstance(detail, str):
-            attributes["keel.turn.stop_detail"] = detail
-        for timed in stage_timings(event for _, event in turn.events):
-            attributes[f"keel.stage.{timed.stage}.ms"] = timed.duration_ms
-        span = self.tracer.start_span(
-            f"{genai.INVOKE_AGENT} {self.options.agent}",
-            context=parent,
-            attributes=attributes,
-            start_time=_ns(turn.started.timestamp),
-        )
-        if not span.is_recording():  # not sampled (OTEL_TRACES_SAMPLER): nothing under it
-            span.end()
-            return
+            values.append(f("keel.turn.stop_detail", detail))
+        if turn.kinds & _STAGE_KINDS:
+            values += _stage_fields(turn)
+        commits = turn.commits
+        if commits:
+            times = [c.seconds for c in commits]
+            values += (
+                f("keel.store.commits", len(commits)),
+                f("keel.store.events", sum(c.last_seq - c.first_seq + 1 for c in commits)),
+                f("keel.store.commit_ms", sum(times) * 1000),
+                f("keel.store.commit_max_ms", max(times) * 1000),
+            )
+        error = None
         if stop == "error" or (self.record.failed and ended is None):
-            span.set_status(Status(StatusCode.ERROR, f"turn stopped: {stop}"))
-        self._decisions(span, turn)
-        inside = trace.set_span_in_context(span)
-        self._children(turn, inside)
-        span.end(end_time=_ns(max(turn.end, turn.started.timestamp)))
+            error = f"turn stopped: {stop}"
+        own = _id(self.new_id())
+        self._children(turn, own)
+        decisions = self._decisions(turn) if turn.kinds & _DECISION_KINDS else ()
+        self.span(
+            f"{genai.INVOKE_AGENT} {self.options.agent}",
+            self.parent_id,
+            turn.started.timestamp,
+            turn.end,
+            b"".join(values),
+            error=error,
+            span_id=own,
+            events=decisions,
+        )
 
-    def _children(self, turn: _Turn, inside: Context) -> None:
-        windows = sorted(_steps(turn) + _plans(turn), key=lambda w: w.start_seq)
+    def _children(self, turn: _Turn, inside: bytes) -> None:
+        windows: list[_Window] = []
+        if turn.kinds & _STEP_KINDS:
+            windows += _steps(turn)
+        if PlanExecuted in turn.kinds:
+            windows += _plans(turn)
+        windows.sort(key=lambda w: w.start_seq)
         for window in windows:
             holder = _innermost([w for w in windows if w is not window], window.start_seq)
-            context = trace.set_span_in_context(holder.span) if holder and holder.span else inside
-            window.span = self.span(
-                window.name, context, window.start, window.end, window.attributes
+            context = holder.span_id if holder and holder.span_id else inside
+            window.span_id = self.span(
+                window.name, context, window.start, window.end, otlp.attributes(window.attributes)
             )
         # `before`: the stamp of the events emitted before the current ones (a tool ran since).
         before = stamp = turn.started.timestamp
         for seq, event in turn.events:
             if event.timestamp != stamp:
                 before, stamp = stamp, event.timestamp
-            if not isinstance(event, ModelCalled | ToolExecuted | ToolCallRefused):
+            kind = type(event)
+            if kind not in _CALL_KINDS:
                 continue
-            holder = _innermost(windows, seq)
-            context = trace.set_span_in_context(holder.span) if holder and holder.span else inside
-            if isinstance(event, ModelCalled):
-                self.model(event, context)
-            elif isinstance(event, ToolExecuted):
-                self.tool(event, context, before)
+            holder = _innermost(windows, seq) if windows else None
+            context = holder.span_id if holder and holder.span_id else inside
+            if kind is ModelCalled:
+                self.model(cast(ModelCalled, event), context)
+            elif kind is ToolExecuted:
+                self.tool(cast(ToolExecuted, event), context, before)
             else:
-                self.refused(event, context)
-        last = turn.events[-1][0]
-        for commit in self.record.commits:
-            if turn.start_seq <= commit.first_seq <= last:
+                self.refused(cast(ToolCallRefused, event), context)
+        for commit in turn.commits:
+            if commit.seconds >= SLOW_COMMIT_SECONDS:
                 self.commit(commit, inside)
 
-    def _decisions(self, span: Span, turn: _Turn) -> None:
+    def _decisions(self, turn: _Turn) -> list[bytes]:
+        found: list[bytes] = []
         for _, event in turn.events:
+            if type(event) not in _DECISION_KINDS:
+                continue
             attributes: dict[str, AttributeValue]
             if isinstance(event, RoutingDecided):
                 attributes = {"keel.routing.source": event.source}
@@ -325,39 +427,56 @@ class _Builder:
                 name = "history_compressed"
             else:
                 continue
-            span.add_event(name, attributes, timestamp=_ns(event.timestamp))
+            found.append(otlp.event(name, _ns(event.timestamp), attributes))
+        return found
 
-    def model(self, event: ModelCalled, parent: Context) -> None:
-        provider = self.options.provider_of(event.model, event.tier)
-        attributes: dict[str, AttributeValue] = {
-            genai.OPERATION: genai.CHAT,
-            genai.PROVIDER: provider,
-            genai.SYSTEM: provider,
-            genai.REQUEST_MODEL: event.model,
-            genai.RESPONSE_MODEL: event.model,
-            genai.INPUT_TOKENS: event.input_tokens,
-            genai.OUTPUT_TOKENS: event.output_tokens,
-            genai.CONVERSATION_ID: self.record.conversation_id,
-            "keel.model.tier": event.tier,
-        }
+    def _model_fields(self, model: str, tier: str) -> bytes:
+        """The attributes every call of `model` on `tier` shares (memoised)."""
+        memo = self.options.model_fields
+        found = memo.get((model, tier))
+        if found is None:
+            if len(memo) >= 1024:
+                memo.clear()
+            provider = self.options.provider_of(model, tier)
+            found = memo[(model, tier)] = otlp.attributes(
+                {
+                    genai.OPERATION: genai.CHAT,
+                    genai.PROVIDER: provider,
+                    genai.SYSTEM: provider,
+                    genai.REQUEST_MODEL: model,
+                    genai.RESPONSE_MODEL: model,
+                    "keel.model.tier": tier,
+                }
+            )
+        return found
+
+    def model(self, event: ModelCalled, parent: bytes) -> None:
+        f = otlp.field
+        values = [
+            self._model_fields(event.model, event.tier),
+            f(genai.INPUT_TOKENS, event.input_tokens),
+            f(genai.OUTPUT_TOKENS, event.output_tokens),
+            self.conversation,
+        ]
         # Older logs (before schema v6) have no cache counts: absent, not zero.
         cached = getattr(event, "cached_input_tokens", None)
         if isinstance(cached, int):
-            attributes[genai.CACHE_READ_TOKENS] = cached
+            values.append(f(genai.CACHE_READ_TOKENS, cached))
         written = getattr(event, "cache_write_tokens", None)
         if isinstance(written, int):
-            attributes[genai.CACHE_CREATION_TOKENS] = written
+            values.append(f(genai.CACHE_CREATION_TOKENS, written))
         if event.cost is not None:
-            attributes["keel.model.cost"] = event.cost
+            values.append(f("keel.model.cost", event.cost))
         meta = event.metadata
         for key in ("tier_reason", "purpose"):
             value = meta.get(key)
             if isinstance(value, str):
-                attributes[f"keel.model.{key}"] = value
+                values.append(f(f"keel.model.{key}", value))
         finish = _finish_reason(meta)
         if finish is not None:
-            attributes[genai.FINISH_REASONS] = (finish,)
+            values.append(f(genai.FINISH_REASONS, (finish,)))
         if self.options.capture_content:
+            attributes: dict[str, AttributeValue] = {}
             request = meta.get("request")
             messages = request.get("messages") if isinstance(request, Mapping) else None
             system, inputs = genai.chat_messages(messages)
@@ -368,14 +487,15 @@ class _Builder:
             outputs = genai.output_messages(meta.get("reply"), finish)
             if outputs is not None:
                 attributes[genai.OUTPUT_MESSAGES] = outputs
+            values.append(otlp.attributes(attributes))
         end = event.timestamp
         self.span(
             f"{genai.CHAT} {event.model}",
             parent,
             end - event.latency_ms / 1000,
             end,
-            attributes,
-            kind=SpanKind.CLIENT,
+            b"".join(values),
+            kind=otlp.CLIENT,
         )
 
     def _started(self, name: str, before: float, fallback: float) -> float:
@@ -386,51 +506,62 @@ class _Builder:
                 return start.at
         return fallback
 
-    def tool(self, event: ToolExecuted, parent: Context, previous: float) -> None:
-        attributes = self._tool_attributes(event.tool_name, event.tool_call_id)
-        attributes["keel.tool.source"] = event.source
-        attributes["keel.tool.outcome"] = "error" if event.is_error else "ok"
-        if event.mcp_server is not None:
-            attributes["keel.tool.mcp_server"] = event.mcp_server
-        plan = event.metadata.get("plan")
+    def tool(self, event: ToolExecuted, parent: bytes, previous: float) -> None:
+        outcome = "error" if event.is_error else "ok"
+        key = (event.tool_name, event.source, outcome, event.mcp_server)
+        memo = self.options.tool_fields
+        shared = memo.get(key)
+        if shared is None:
+            attributes = self._tool_attributes(event.tool_name)
+            attributes["keel.tool.source"] = event.source
+            attributes["keel.tool.outcome"] = outcome
+            if event.mcp_server is not None:
+                attributes["keel.tool.mcp_server"] = event.mcp_server
+            if len(memo) >= 1024:
+                memo.clear()
+            shared = memo[key] = otlp.attributes(attributes)
+        f = otlp.field
+        values = [shared, f(genai.TOOL_CALL_ID, event.tool_call_id)]
+        plan = event.metadata.get("plan") if event.metadata else None
         if isinstance(plan, str):
-            attributes["keel.plan.source"] = plan
+            values.append(f("keel.plan.source", plan))
         error = None
         if event.is_error:
             error = event.error_message or event.error_code or "tool error"
-            attributes[genai.ERROR_TYPE] = event.error_code or "_OTHER"
+            values.append(f(genai.ERROR_TYPE, event.error_code or "_OTHER"))
         if self.options.capture_content:
-            attributes[genai.TOOL_ARGUMENTS] = json.dumps(to_plain(event.arguments), default=str)
-            attributes[genai.TOOL_RESULT] = event.result
+            arguments = json.dumps(to_plain(event.arguments), default=str)
+            values += (f(genai.TOOL_ARGUMENTS, arguments), f(genai.TOOL_RESULT, event.result))
         start = self._started(event.tool_name, event.timestamp, previous)
         name = f"{genai.EXECUTE_TOOL} {event.tool_name}"
-        self.span(name, parent, start, event.timestamp, attributes, error=error)
+        self.span(name, parent, start, event.timestamp, b"".join(values), error=error)
 
-    def refused(self, event: ToolCallRefused, parent: Context) -> None:
-        attributes = self._tool_attributes(event.tool_name, event.tool_call_id)
+    def refused(self, event: ToolCallRefused, parent: bytes) -> None:
+        attributes = self._tool_attributes(event.tool_name)
+        attributes[genai.TOOL_CALL_ID] = event.tool_call_id
         attributes["keel.tool.outcome"] = "refused"
         attributes["keel.refusal.code"] = event.code
         attributes["keel.refusal.retryable"] = event.retryable
         if self.options.capture_content:
             attributes[genai.TOOL_ARGUMENTS] = event.arguments
         name = f"{genai.EXECUTE_TOOL} {event.tool_name}"
-        self.span(name, parent, event.timestamp, event.timestamp, attributes)
+        self.span(name, parent, event.timestamp, event.timestamp, otlp.attributes(attributes))
 
-    def _tool_attributes(self, name: str, call_id: str) -> dict[str, AttributeValue]:
+    def _tool_attributes(self, name: str) -> dict[str, AttributeValue]:
         return {
             genai.OPERATION: genai.EXECUTE_TOOL,
             genai.TOOL_NAME: name,
-            genai.TOOL_CALL_ID: call_id,
             genai.TOOL_TYPE: "function",
         }
 
-    def commit(self, commit: Commit, parent: Context) -> None:
+    def commit(self, commit: Commit, parent: bytes) -> None:
         attributes: dict[str, AttributeValue] = {
             "keel.store.first_seq": commit.first_seq,
             "keel.store.last_seq": commit.last_seq,
             "keel.store.events": commit.last_seq - commit.first_seq + 1,
         }
-        self.span("keel.store.commit", parent, commit.stamped, commit.stored, attributes)
+        values = otlp.attributes(attributes)
+        self.span("keel.store.commit", parent, commit.stamped, commit.stored, values)
 
 
 def _finish_reason(meta: Mapping[str, object]) -> str | None:
@@ -442,8 +573,15 @@ def _finish_reason(meta: Mapping[str, object]) -> str | None:
     return None
 
 
-def export_run(tracer: Tracer, options: SpanOptions, record: RunRecord, parent: Context) -> None:
-    """Create (and end, so they are exported) the spans of `record` under `parent`."""
-    builder = _Builder(tracer, options, record)
+def run_spans(
+    options: SpanOptions,
+    record: RunRecord,
+    parent: Parent,
+    new_id: Callable[[], int] = new_span_id,
+) -> list[bytes]:
+    """The encoded spans (`otlp.span`) of `record`'s turns under `parent` (whose sampling
+    the caller decided); `new_id` makes span ids."""
+    builder = _Builder(options, record, parent, new_id)
     for turn in _turns(record):
-        builder.turn(turn, parent)
+        builder.turn(turn)
+    return builder.spans

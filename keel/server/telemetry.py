@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 from opentelemetry import context as otel_context
-from opentelemetry import propagate, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry import propagate
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keel.events.model import Event
+from keel.observe import otlp
 from keel.observe.metrics import METRICS_CONTENT_TYPE
 from keel.observe.providers import provider_lookup
 from keel.observe.tap import Telemetry, TurnTap
-from keel.observe.tracing import TracingConfig
+from keel.observe.tracing import ServerSpan, TracingConfig
 from keel.server.deps import AdminKey
 from keel.server.errors import ERROR_RESPONSES
 from keel.server.feed import RunOutcome
@@ -108,43 +108,45 @@ class TraceRequests:
             return
         clock = self.telemetry.clock
         method = scope.get("method", "GET")
-        parent = propagate.extract(_headers(scope))
-        span = tracing.tracer.start_span(
+        span = ServerSpan(
+            tracing,
             method,
-            context=parent,
-            kind=SpanKind.SERVER,
+            propagate.extract(_headers(scope)),
+            start_ns=int(clock.now().timestamp() * 1e9),
             attributes={
                 "http.request.method": method,
                 "url.path": scope.get("path", ""),
                 "url.scheme": scope.get("scheme", "http"),
                 "network.protocol.version": scope.get("http_version", "1.1"),
             },
-            start_time=int(clock.now().timestamp() * 1e9),
         )
         status: list[int] = []
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(int(message["status"]))
-                span.set_attribute("http.response.status_code", status[0])
+                span.attributes["http.response.status_code"] = status[0]
             await send(message)
 
-        token = otel_context.attach(trace.set_span_in_context(span, parent))
+        token = otel_context.attach(span.context)
         try:
             await self.app(scope, receive, sending)
         except BaseException as exc:
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            span.attributes["error.type"] = type(exc).__qualname__
+            span.error = type(exc).__name__
+            described = {"exception.type": type(exc).__qualname__, "exception.message": str(exc)}
+            at = int(clock.now().timestamp() * 1e9)
+            span.events.append(otlp.event("exception", at, described))
             raise
         finally:
             otel_context.detach(token)
             route = getattr(scope.get("route"), "path", None)
             if isinstance(route, str):
-                span.set_attribute("http.route", route)
-                span.update_name(f"{method} {route}")
-            if status and status[0] >= 500:
-                span.set_status(Status(StatusCode.ERROR))
-            span.end(end_time=int(clock.now().timestamp() * 1e9))
+                span.attributes["http.route"] = route
+                span.name = f"{method} {route}"
+            if status and status[0] >= 500 and span.error is None:
+                span.error = ""
+            span.end(int(clock.now().timestamp() * 1e9))
 
 
 @router.get(

@@ -1,0 +1,262 @@
+"""OTLP trace protobuf written directly: spans as bytes, requests as joined bytes.
+
+The wire format of opentelemetry-proto's `ExportTraceServiceRequest` for the fields Keel
+sends (a test decodes the output with opentelemetry-proto's own classes). A span is encoded
+once, when its run is reported, as a `ScopeSpans.spans` entry (tag, length, `Span` bytes);
+a request is one `ResourceSpans` with Keel's resource and scope whose spans are those
+entries joined, so a batch costs a join, not a re-encoding.
+
+Attribute fields with a string or int value are memoised (names, models, tools,
+codes and small counts repeat from turn to turn); the memo is cleared when it grows past
+`_MEMO_LIMIT` entries.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+AttributeValue = str | bool | int | float | Sequence[str] | Sequence[bool] | Sequence[int]
+Attributes = Mapping[str, AttributeValue]
+
+INTERNAL, SERVER, CLIENT = 1, 2, 3
+"""OTLP `Span.SpanKind` numbers."""
+
+STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
+
+_MEMO_LIMIT = 8192
+_pack_fixed64 = struct.Struct("<Q").pack
+_pack_double = struct.Struct("<d").pack
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _ld(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: tag, length, payload."""
+    size = len(payload)
+    if size < 0x80:
+        return b"".join((tag, _SIZES[size], payload))
+    return b"".join((tag, _varint(size), payload))
+
+
+_SIZES = tuple(bytes((n,)) for n in range(0x80))
+
+
+def _tag(field: int, wire: int) -> bytes:
+    return _varint(field << 3 | wire)
+
+
+_VARINT, _FIXED64, _LD, _FIXED32 = 0, 1, 2, 5
+
+# AnyValue
+_STRING, _BOOL, _INT, _DOUBLE, _ARRAY = (
+    _tag(1, _LD),
+    _tag(2, _VARINT),
+    _tag(3, _VARINT),
+    _tag(4, _FIXED64),
+    _tag(5, _LD),
+)
+_ARRAY_VALUES = _tag(1, _LD)  # ArrayValue.values
+_KV_KEY, _KV_VALUE = _tag(1, _LD), _tag(2, _LD)  # KeyValue
+_DOUBLE_VALUE = _KV_VALUE + bytes((9,)) + _DOUBLE  # an AnyValue of one double: 9 bytes
+# Span
+_TRACE_ID, _SPAN_ID, _PARENT_ID, _NAME = _tag(1, _LD), _tag(2, _LD), _tag(4, _LD), _tag(5, _LD)
+_KIND, _START, _END = _tag(6, _VARINT), _tag(7, _FIXED64), _tag(8, _FIXED64)
+_ATTRIBUTE, _EVENT, _STATUS = _tag(9, _LD), _tag(11, _LD), _tag(15, _LD)
+_PARENT_TAG = _PARENT_ID + b"\x08"
+_KINDS = {kind: _KIND + _varint(kind) for kind in (INTERNAL, SERVER, CLIENT)}
+_EVENT_TIME, _EVENT_NAME, _EVENT_ATTRIBUTE = _tag(1, _FIXED64), _tag(2, _LD), _tag(3, _LD)
+_STATUS_MESSAGE, _STATUS_CODE = _tag(2, _LD), _tag(3, _VARINT)
+# ResourceSpans, ScopeSpans, Resource, InstrumentationScope, ExportTraceServiceRequest
+_RESOURCE, _SCOPE_SPANS = _tag(1, _LD), _tag(2, _LD)
+_SCOPE, _SPANS = _tag(1, _LD), _tag(2, _LD)
+_RESOURCE_ATTRIBUTE = _tag(1, _LD)
+_SCOPE_NAME, _SCOPE_VERSION = _tag(1, _LD), _tag(2, _LD)
+_RESOURCE_SPANS = _tag(1, _LD)
+
+_memo_str: dict[tuple[str, str], bytes] = {}
+_memo_int: dict[tuple[str, int], bytes] = {}
+_floats: dict[str, bytes] = {}
+_names: dict[str, bytes] = {}
+_keys: dict[str, bytes] = {}
+
+
+def _int64(value: int) -> bytes:
+    return _varint(value if value >= 0 else value + (1 << 64))
+
+
+def _any(value: AttributeValue) -> bytes:
+    """An `AnyValue` message's bytes."""
+    if isinstance(value, str):
+        return _ld(_STRING, value.encode("utf-8", "replace"))
+    if isinstance(value, bool):
+        return _BOOL + (b"\x01" if value else b"\x00")
+    if isinstance(value, int):
+        return _INT + _int64(value)
+    if isinstance(value, float):
+        return _DOUBLE + _pack_double(value)
+    items = b"".join(_ld(_ARRAY_VALUES, _any(item)) for item in value)
+    return _ld(_ARRAY, items)
+
+
+def _key(key: str) -> bytes:
+    encoded = _keys.get(key)
+    if encoded is None:
+        if len(_keys) >= _MEMO_LIMIT:
+            _keys.clear()
+        encoded = _keys[key] = _ld(_KV_KEY, key.encode("utf-8", "replace"))
+    return encoded
+
+
+def pair(key: str, value: AttributeValue) -> bytes:
+    """A `KeyValue` message's bytes."""
+    return _key(key) + _ld(_KV_VALUE, _any(value))
+
+
+def _float_prefix(key: str) -> bytes:
+    """Everything of a double-valued attribute field before its 8 bytes (its size is
+    fixed: the key's field and 11 bytes)."""
+    found = _floats.get(key)
+    if found is None:
+        if len(_floats) >= _MEMO_LIMIT:
+            _floats.clear()
+        keyed = _key(key)
+        found = _floats[key] = _ATTRIBUTE + _varint(len(keyed) + 11) + keyed + _DOUBLE_VALUE
+    return found
+
+
+def field(key: str, value: AttributeValue) -> bytes:
+    """A span's attribute field (tag, length, `KeyValue`); memoised for strings and ints
+    (names, codes and small counts repeat), a memoised prefix and the value for floats."""
+    kind = type(value)
+    if kind is str:
+        found = _memo_str.get((key, value))  # type: ignore[arg-type]
+    elif kind is int:
+        found = _memo_int.get((key, value))  # type: ignore[arg-type]
+    elif kind is float:
+        return _float_prefix(key) + _pack_double(value)
+    else:
+        return _ld(_ATTRIBUTE, pair(key, value))
+    if found is None:
+        memo: dict[tuple[str, Any], bytes] = _memo_str if kind is str else _memo_int
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        found = memo[(key, value)] = _ld(_ATTRIBUTE, pair(key, value))
+    return found
+
+
+def attributes(values: Attributes) -> bytes:
+    """A span's attribute fields."""
+    return b"".join([field(key, value) for key, value in values.items()])
+
+
+def _tagged(values: Attributes, tag: bytes) -> bytes:
+    return b"".join([_ld(tag, pair(key, value)) for key, value in values.items()])
+
+
+def event(name: str, time_ns: int, values: Attributes) -> bytes:
+    """A `Span.Event` message's bytes."""
+    return b"".join(
+        (
+            _EVENT_TIME,
+            _pack_fixed64(time_ns),
+            _ld(_EVENT_NAME, name.encode("utf-8", "replace")),
+            _tagged(values, _EVENT_ATTRIBUTE),
+        )
+    )
+
+
+class SpanWriter:
+    """Writes the spans of one trace; `write` gives a `ScopeSpans.spans` entry (tag and
+    length included)."""
+
+    __slots__ = ("_head",)
+
+    def __init__(self, trace_id: bytes) -> None:
+        self._head = _TRACE_ID + b"\x10" + trace_id + _SPAN_ID + b"\x08"
+
+    def write(
+        self,
+        span_id: bytes,
+        parent_id: bytes | None,
+        name: str,
+        kind: int,
+        start_ns: int,
+        end_ns: int,
+        values: bytes,
+        events: Sequence[bytes] = (),
+        error: str | None = None,
+    ) -> bytes:
+        """One span: `values` are its attribute fields (`field`, `attributes`), `events`
+        its events (`event`), `error` an error status's message."""
+        parts = [self._head, span_id]
+        if parent_id is not None:
+            parts += (_PARENT_TAG, parent_id)
+        parts += (
+            _name(name),
+            _KINDS[kind],
+            _START,
+            _pack_fixed64(start_ns),
+            _END,
+            _pack_fixed64(end_ns if end_ns > start_ns else start_ns),
+            values,
+        )
+        for one in events:
+            parts.append(_ld(_EVENT, one))
+        if error is not None:
+            status = _ld(_STATUS_MESSAGE, error.encode("utf-8", "replace"))
+            parts.append(_ld(_STATUS, status + _STATUS_CODE + _varint(STATUS_ERROR)))
+        body = b"".join(parts)
+        size = len(body)
+        return b"".join((_SPANS, _SIZES[size] if size < 0x80 else _varint(size), body))
+
+
+def _name(name: str) -> bytes:
+    found = _names.get(name)
+    if found is None:
+        if len(_names) >= _MEMO_LIMIT:
+            _names.clear()
+        found = _names[name] = _ld(_NAME, name.encode("utf-8", "replace"))
+    return found
+
+
+def span(
+    *,
+    trace_id: bytes,
+    span_id: bytes,
+    parent_id: bytes | None,
+    name: str,
+    kind: int,
+    start_ns: int,
+    end_ns: int,
+    values: bytes,
+    events: Sequence[bytes] = (),
+    error: str | None = None,
+) -> bytes:
+    """One span of its own trace (`SpanWriter.write`)."""
+    writer = SpanWriter(trace_id)
+    return writer.write(span_id, parent_id, name, kind, start_ns, end_ns, values, events, error)
+
+
+def envelope(resource: Attributes, scope_name: str, scope_version: str) -> tuple[bytes, bytes]:
+    """(`Resource` field, `InstrumentationScope` field) of every request, encoded once."""
+    resource_field = _ld(_RESOURCE, _tagged(resource, _RESOURCE_ATTRIBUTE))
+    scope = _ld(_SCOPE_NAME, scope_name.encode()) + _ld(_SCOPE_VERSION, scope_version.encode())
+    return resource_field, _ld(_SCOPE, scope)
+
+
+def request(envelope_fields: tuple[bytes, bytes], spans: Sequence[bytes]) -> bytes:
+    """An `ExportTraceServiceRequest` body: one resource, one scope, `spans` (from `span`)."""
+    resource_field, scope_field = envelope_fields
+    scope_spans = _ld(_SCOPE_SPANS, scope_field + b"".join(spans))
+    return _ld(_RESOURCE_SPANS, resource_field + scope_spans)
