@@ -165,9 +165,11 @@ def test_templates_hold_no_unsafe_literal(case: tuple[Catalog, Plan, str]) -> No
 
 
 def _no_fillers(value: object) -> object:
-    """`value` with filler refs cut out of its strings (in lists too: `["${FILLER:f}"]`)."""
+    """`value` with filler refs cut out of its strings (in lists and mappings too)."""
     if isinstance(value, list | tuple):
         return [_no_fillers(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _no_fillers(item) for key, item in value.items()}
     if not isinstance(value, str):
         return value
     for found in reversed(find_refs(value)):
