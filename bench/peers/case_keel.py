@@ -85,10 +85,14 @@ class KeelCase:
             self._open_telemetry(traced=telemetry != "metrics")
 
     def _open_telemetry(self, *, traced: bool) -> None:
+        from opentelemetry import context as otel_context
+
         from keel.ids import SystemClock
         from keel.observe.providers import provider_lookup
         from keel.observe.tap import Telemetry
-        from keel.observe.tracing import TracingConfig
+        from keel.observe.tracing import ServerSpan, TracingConfig
+
+        self._otel = (otel_context, ServerSpan)  # imported once, not per run
 
         tracing = None
         if traced:
@@ -144,10 +148,7 @@ class KeelCase:
         return await self._run_traced()
 
     async def _run_traced(self) -> TurnResult:
-        from opentelemetry import context as otel_context
-
-        from keel.observe.tracing import ServerSpan
-
+        otel_context, ServerSpan = self._otel
         assert self.engine is not None and self.telemetry is not None
         clock = self.telemetry.clock
         route = "POST /v1/conversations/{conversation_id}/messages"

@@ -52,6 +52,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString as _untyped_go_float
 
 from keel.events.model import (
+    Event,
     ModelCalled,
     PlanCacheDecided,
     ToolCallRefused,
@@ -221,6 +222,12 @@ class TurnMetrics:
             self.plan_decisions,
             self.commit_seconds,
         )
+        self._handlers: dict[type, Callable[[Event], None]] = {
+            ModelCalled: self._model,
+            ToolExecuted: self._tool,
+            ToolCallRefused: self._refused,
+            PlanCacheDecided: self._decided,
+        }
         self.registry.register(_Families(self))
 
     def watch_export(self, stats: Callable[[], ExportStats]) -> None:
@@ -267,35 +274,46 @@ class TurnMetrics:
     def observe(self, record: RunRecord) -> None:
         """Count what one run committed."""
         started: float | None = None
+        handlers = self._handlers
         for _, event in record.events:
             kind = type(event)
-            if kind is ModelCalled:
-                self._model(event)  # type: ignore[arg-type]
-            elif kind is ToolExecuted:
-                assert isinstance(event, ToolExecuted)
-                outcome = "error" if event.is_error else "ok"
-                self.tool_runs.inc((event.tool_name, outcome))
-                if event.is_error:
-                    code = event.error_code or "unknown"
-                    self.tool_failures.inc((event.tool_name, code))
-            elif kind is ToolCallRefused:
-                assert isinstance(event, ToolCallRefused)
-                self.refusals.inc((event.code,))
-            elif kind is PlanCacheDecided:
-                assert isinstance(event, PlanCacheDecided)
-                hit = "true" if event.hit else "false"
-                self.plan_decisions.inc((event.layer, hit, event.reason))
-            elif kind is TurnStarted:
+            if kind is TurnStarted:
                 started = event.timestamp
             elif kind is TurnEnded:
-                assert isinstance(event, TurnEnded)
-                self._turn(record, event, started)
+                self._turn(record, cast(TurnEnded, event), started)
                 started = None
+            else:
+                handle = handlers.get(kind)
+                if handle is not None:
+                    handle(event)
         if started is not None:  # the run failed before the engine could end the turn
             self.turns.inc(("error",))
         commits = self.commit_seconds
+        row = commits.values.get(())
+        if row is None:
+            row = commits.values[()] = [0.0] * (len(commits.bounds) + 2)
+        bounds = commits.bounds
         for commit in record.commits:
-            commits.observe((), commit.seconds)
+            seconds = commit.stored - commit.stamped
+            seconds = seconds if seconds > 0.0 else 0.0
+            row[bisect_left(bounds, seconds)] += 1
+            row[-1] += seconds
+
+    def _tool(self, event: Event) -> None:
+        run = cast(ToolExecuted, event)
+        if run.is_error:
+            self.tool_runs.inc((run.tool_name, "error"))
+            self.tool_failures.inc((run.tool_name, run.error_code or "unknown"))
+        else:
+            self.tool_runs.inc((run.tool_name, "ok"))
+
+    def _refused(self, event: Event) -> None:
+        self.refusals.inc((cast(ToolCallRefused, event).code,))
+
+    def _decided(self, event: Event) -> None:
+        decided = cast(PlanCacheDecided, event)
+        hit = "true" if decided.hit else "false"
+        self.plan_decisions.inc((decided.layer, hit, decided.reason))
 
     def _turn(self, record: RunRecord, event: TurnEnded, started: float | None) -> None:
         self.turns.inc((event.stop_reason,))
@@ -306,21 +324,23 @@ class TurnMetrics:
         end = min(stored) if stored else event.timestamp
         self.turn_seconds.observe((event.stop_reason,), max(0.0, end - started))
 
-    def _model(self, event: ModelCalled) -> None:
-        labels = (event.tier, event.model)
-        tier, model = labels
+    def _model(self, event: Event) -> None:
+        called = cast(ModelCalled, event)
+        tier, model = labels = (called.tier, called.model)
         self.model_calls.inc(labels)
-        self.model_seconds.observe(labels, event.latency_ms / 1000)
-        self.tokens.inc((tier, model, "input"), event.input_tokens)
-        self.tokens.inc((tier, model, "output"), event.output_tokens)
-        cached = getattr(event, "cached_input_tokens", 0) or 0
-        if cached:
-            self.tokens.inc((tier, model, "cached_input"), cached)
-        written = getattr(event, "cache_write_tokens", 0) or 0
-        if written:
-            self.tokens.inc((tier, model, "cache_write"), written)
-        if event.cost is not None:
-            self.cost.inc(labels, event.cost)
+        self.model_seconds.observe(labels, called.latency_ms / 1000)
+        tokens = self.tokens.values
+        for kind, count in (
+            ("input", called.input_tokens),
+            ("output", called.output_tokens),
+            ("cached_input", called.cached_input_tokens),
+            ("cache_write", called.cache_write_tokens),
+        ):
+            if count or kind in ("input", "output"):
+                key = (tier, model, kind)
+                tokens[key] = tokens.get(key, 0.0) + count
+        if called.cost is not None:
+            self.cost.inc(labels, called.cost)
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""

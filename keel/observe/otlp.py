@@ -28,6 +28,8 @@ STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
 _MEMO_LIMIT = 8192
 _pack_fixed64 = struct.Struct("<Q").pack
 _pack_double = struct.Struct("<d").pack
+pack_double = _pack_double
+"""A double's 8 bytes: `float_prefix(key) + pack_double(value)` is its attribute field."""
 
 
 def _varint(value: int) -> bytes:
@@ -123,7 +125,7 @@ def pair(key: str, value: AttributeValue) -> bytes:
     return _key(key) + _ld(_KV_VALUE, _any(value))
 
 
-def _float_prefix(key: str) -> bytes:
+def float_prefix(key: str) -> bytes:
     """Everything of a double-valued attribute field before its 8 bytes (its size is
     fixed: the key's field and 11 bytes)."""
     found = _floats.get(key)
@@ -135,6 +137,17 @@ def _float_prefix(key: str) -> bytes:
     return found
 
 
+def text_field(key: str, value: str) -> bytes:
+    """A string attribute field, not memoised (for ids: a value seen once)."""
+    text = value.encode("utf-8", "replace")
+    size = len(text)
+    any_value = _STRING + (_SIZES[size] if size < 0x80 else _varint(size)) + text
+    size = len(any_value)
+    keyed = _key(key) + _KV_VALUE + (_SIZES[size] if size < 0x80 else _varint(size)) + any_value
+    size = len(keyed)
+    return _ATTRIBUTE + (_SIZES[size] if size < 0x80 else _varint(size)) + keyed
+
+
 def field(key: str, value: AttributeValue) -> bytes:
     """A span's attribute field (tag, length, `KeyValue`); memoised for strings and ints
     (names, codes and small counts repeat), a memoised prefix and the value for floats."""
@@ -144,7 +157,7 @@ def field(key: str, value: AttributeValue) -> bytes:
     elif kind is int:
         found = _memo_int.get((key, value))  # type: ignore[arg-type]
     elif kind is float:
-        return _float_prefix(key) + _pack_double(value)
+        return float_prefix(key) + _pack_double(value)
     else:
         return _ld(_ATTRIBUTE, pair(key, value))
     if found is None:
@@ -228,6 +241,11 @@ def _name(name: str) -> bytes:
             _names.clear()
         found = _names[name] = _ld(_NAME, name.encode("utf-8", "replace"))
     return found
+
+
+def event_at(encoded: bytes, time_ns: int) -> bytes:
+    """`encoded` (an `event` message) with its time replaced by `time_ns`."""
+    return _EVENT_TIME + _pack_fixed64(time_ns) + encoded[9:]
 
 
 def span(

@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 from opentelemetry import trace
 from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from opentelemetry.trace import DEFAULT_TRACE_STATE, NonRecordingSpan, SpanContext, TraceFlags
 from opentelemetry.util.re import parse_env_headers
 
 from keel import __version__
@@ -258,7 +258,7 @@ class ServerSpan:
         self.events: list[bytes] = []
         """Encoded span events (`otlp.event`)."""
         flags = _SAMPLED if self.parent.sampled else _NOT_SAMPLED
-        own = SpanContext(self.parent.trace_id, self.span_id, is_remote=False, trace_flags=flags)
+        own = SpanContext(self.parent.trace_id, self.span_id, False, flags, DEFAULT_TRACE_STATE)
         self.context = trace.set_span_in_context(NonRecordingSpan(own), parent_context)
 
     def end(self, end_ns: int) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TYPE_CHECKING, cast
 
 from keel.events.base import to_plain
@@ -78,9 +77,9 @@ class SpanOptions:
     provider_of: Callable[[str, str], str]
     """(model id, tier) -> `gen_ai.provider.name`."""
     capture_content: bool = False
-    model_fields: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False)
-    """(model, tier) -> the encoded attributes its model spans share (filled as spans are
-    built)."""
+    model_fields: dict[tuple[object, ...], bytes] = field(default_factory=dict, compare=False)
+    """(model, tier, tokens..., cost) -> the encoded attributes of its model spans (filled
+    as spans are built)."""
     tool_fields: dict[tuple[str, str, str, str | None], bytes] = field(
         default_factory=dict, compare=False
     )
@@ -108,29 +107,50 @@ class _Turn:
     kinds: set[type] = field(default_factory=set)
     """The event types among `events` (a turn with no step or plan event skips those)."""
     ended: TurnEnded | None = None
+    calls: list[tuple[int, Event, float]] = field(default_factory=list)
+    """(seq, model call / tool run / refusal, the stamp of the events before it)."""
+    noted: list[Event] = field(default_factory=list)
+    """The turn's decisions, stage timings and end, in order."""
     commits: list[Commit] = field(default_factory=list)
     end: float = 0.0
 
 
 def _turns(record: RunRecord) -> list[_Turn]:
-    """The run's turns, each with its events and commits, in one pass over each."""
+    """The run's turns, each with its events, calls, noted events and commits, in one pass
+    over each."""
     turns: list[_Turn] = []
     current: _Turn | None = None
+    before = stamp = 0.0
+    calls, noted = _CALL_KINDS, _NOTED_KINDS
     for item in record.events:
         event = item[1]
         kind = type(event)
+        at = event.timestamp
         if kind is TurnStarted:
-            started = cast(TurnStarted, event)
-            current = _Turn(started=started, start_seq=item[0], end=event.timestamp)
+            current = _Turn(started=cast(TurnStarted, event), start_seq=item[0], end=at)
             turns.append(current)
+            before = stamp = at
         if current is None:
             continue
         current.events.append(item)
         current.kinds.add(kind)
-        if event.timestamp > current.end:
-            current.end = event.timestamp
-        if kind is TurnEnded:
-            current.ended = cast(TurnEnded, event)
+        if at != stamp:  # `before`: the stamp of the events emitted before these
+            before, stamp = stamp, at
+            if at > current.end:
+                current.end = at
+        if kind in calls:
+            current.calls.append((item[0], event, before))
+        elif kind in noted:
+            current.noted.append(event)
+            if kind is TurnEnded:
+                current.ended = cast(TurnEnded, event)
+    _add_commits(turns, record)
+    return turns
+
+
+def _add_commits(turns: list[_Turn], record: RunRecord) -> None:
+    """Each turn's commits; a turn ends at its last commit (the run's end for a turn the
+    run did not end)."""
     for turn in turns:
         first, last = turn.start_seq, turn.events[-1][0]
         for commit in record.commits:
@@ -140,7 +160,6 @@ def _turns(record: RunRecord) -> list[_Turn]:
                     turn.end = commit.stored
     if turns and turns[-1].ended is None:
         turns[-1].end = max(turns[-1].end, record.ended_at)
-    return turns
 
 
 _STEP_KINDS = {
@@ -160,6 +179,7 @@ _DECISION_KINDS = {
     PausePointResolved,
     HistoryCompressed,
 }
+_NOTED_KINDS = {*_STAGE_KINDS, *_DECISION_KINDS, TurnEnded}
 
 
 def _steps(turn: _Turn) -> list[_Window]:
@@ -252,24 +272,67 @@ def _innermost(windows: Sequence[_Window], seq: int) -> _Window | None:
     return best
 
 
+def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
+    """The turn's commits folded: how many, their events, total and longest time (ms)."""
+    events = 0
+    total = longest = 0.0
+    for commit in commits:
+        events += commit.last_seq - commit.first_seq + 1
+        took = commit.stored - commit.stamped
+        if took > 0.0:
+            total += took
+            if took > longest:
+                longest = took
+    f = otlp.field
+    return (
+        f("keel.store.commits", len(commits)),
+        f("keel.store.events", events),
+        f("keel.store.commit_ms", total * 1000),
+        f("keel.store.commit_max_ms", longest * 1000),
+    )
+
+
 def _stage_fields(turn: _Turn) -> list[bytes]:
     """`keel.stage.<stage>.ms` of the turn's `stages_timed` (or older `stage_timed`s)."""
     found: list[bytes] = []
-    for _, event in turn.events:
+    pack = otlp.pack_double
+    for event in turn.noted:
         kind = type(event)
         if kind is StagesTimed:
             for stage, ms in cast(StagesTimed, event).durations_ms.items():
-                if isinstance(ms, int | float):
-                    found.append(otlp.field(_stage_key(stage), float(ms)))
+                if type(ms) is float or type(ms) is int:
+                    prefix = _STAGE_PREFIXES.get(stage) or _stage_prefix(stage)
+                    found.append(prefix + pack(ms))
         elif kind is StageTimed:
             timed = cast(StageTimed, event)
-            found.append(otlp.field(_stage_key(timed.stage), float(timed.duration_ms)))
+            found.append(_stage_prefix(timed.stage) + pack(timed.duration_ms))
     return found
 
 
-@lru_cache(maxsize=256)
-def _stage_key(stage: str) -> str:
-    return f"keel.stage.{stage}.ms"
+_STAGE_PREFIXES: dict[str, bytes] = {}
+
+
+def _stage_prefix(stage: str) -> bytes:
+    found = _STAGE_PREFIXES.get(stage)
+    if found is None:
+        if len(_STAGE_PREFIXES) >= 256:
+            _STAGE_PREFIXES.clear()
+        found = _STAGE_PREFIXES[stage] = otlp.float_prefix(f"keel.stage.{stage}.ms")
+    return found
+
+
+_EVENT_FIELDS: dict[tuple[object, ...], bytes] = {}
+
+
+def _event(name: str, at_ns: int, attributes: dict[str, AttributeValue]) -> bytes:
+    """A span event (memoised but for its time: decisions repeat)."""
+    key = (name, *attributes.items())
+    found = _EVENT_FIELDS.get(key)
+    if found is None:
+        if len(_EVENT_FIELDS) >= 1024:
+            _EVENT_FIELDS.clear()
+        found = _EVENT_FIELDS[key] = otlp.event(name, 0, attributes)
+    return otlp.event_at(found, at_ns)
 
 
 def _id(value: int) -> bytes:
@@ -292,7 +355,7 @@ class _Builder:
         self.parent_id = _id(parent.span_id) if parent.span_id is not None else None
         self.new_id = new_id
         self.starts: list[ToolStart] = list(record.tool_starts)
-        self.conversation = otlp.field(genai.CONVERSATION_ID, record.conversation_id)
+        self.conversation = otlp.text_field(genai.CONVERSATION_ID, record.conversation_id)
         self.spans: list[bytes] = []
 
     def span(
@@ -323,7 +386,7 @@ class _Builder:
         values = [
             f(genai.OPERATION, genai.INVOKE_AGENT),
             f(genai.AGENT_NAME, self.options.agent),
-            f("keel.turn.id", turn.started.turn_id),
+            otlp.text_field("keel.turn.id", turn.started.turn_id),
             f("keel.turn.stop_reason", stop),
             self.conversation,
         ]
@@ -332,15 +395,8 @@ class _Builder:
             values.append(f("keel.turn.stop_detail", detail))
         if turn.kinds & _STAGE_KINDS:
             values += _stage_fields(turn)
-        commits = turn.commits
-        if commits:
-            times = [c.seconds for c in commits]
-            values += (
-                f("keel.store.commits", len(commits)),
-                f("keel.store.events", sum(c.last_seq - c.first_seq + 1 for c in commits)),
-                f("keel.store.commit_ms", sum(times) * 1000),
-                f("keel.store.commit_max_ms", max(times) * 1000),
-            )
+        if turn.commits:
+            values += _commit_fields(turn.commits)
         error = None
         if stop == "error" or (self.record.failed and ended is None):
             error = f"turn stopped: {stop}"
@@ -371,14 +427,8 @@ class _Builder:
             window.span_id = self.span(
                 window.name, context, window.start, window.end, otlp.attributes(window.attributes)
             )
-        # `before`: the stamp of the events emitted before the current ones (a tool ran since).
-        before = stamp = turn.started.timestamp
-        for seq, event in turn.events:
-            if event.timestamp != stamp:
-                before, stamp = stamp, event.timestamp
+        for seq, event, before in turn.calls:
             kind = type(event)
-            if kind not in _CALL_KINDS:
-                continue
             holder = _innermost(windows, seq) if windows else None
             context = holder.span_id if holder and holder.span_id else inside
             if kind is ModelCalled:
@@ -393,7 +443,7 @@ class _Builder:
 
     def _decisions(self, turn: _Turn) -> list[bytes]:
         found: list[bytes] = []
-        for _, event in turn.events:
+        for event in turn.noted:
             if type(event) not in _DECISION_KINDS:
                 continue
             attributes: dict[str, AttributeValue]
@@ -427,76 +477,79 @@ class _Builder:
                 name = "history_compressed"
             else:
                 continue
-            found.append(otlp.event(name, _ns(event.timestamp), attributes))
-        return found
-
-    def _model_fields(self, model: str, tier: str) -> bytes:
-        """The attributes every call of `model` on `tier` shares (memoised)."""
-        memo = self.options.model_fields
-        found = memo.get((model, tier))
-        if found is None:
-            if len(memo) >= 1024:
-                memo.clear()
-            provider = self.options.provider_of(model, tier)
-            found = memo[(model, tier)] = otlp.attributes(
-                {
-                    genai.OPERATION: genai.CHAT,
-                    genai.PROVIDER: provider,
-                    genai.SYSTEM: provider,
-                    genai.REQUEST_MODEL: model,
-                    genai.RESPONSE_MODEL: model,
-                    "keel.model.tier": tier,
-                }
-            )
+            found.append(_event(name, _ns(event.timestamp), attributes))
         return found
 
     def model(self, event: ModelCalled, parent: bytes) -> None:
-        f = otlp.field
-        values = [
-            self._model_fields(event.model, event.tier),
-            f(genai.INPUT_TOKENS, event.input_tokens),
-            f(genai.OUTPUT_TOKENS, event.output_tokens),
-            self.conversation,
-        ]
-        # Older logs (before schema v6) have no cache counts: absent, not zero.
-        cached = getattr(event, "cached_input_tokens", None)
-        if isinstance(cached, int):
-            values.append(f(genai.CACHE_READ_TOKENS, cached))
-        written = getattr(event, "cache_write_tokens", None)
-        if isinstance(written, int):
-            values.append(f(genai.CACHE_CREATION_TOKENS, written))
-        if event.cost is not None:
-            values.append(f("keel.model.cost", event.cost))
-        meta = event.metadata
-        for key in ("tier_reason", "purpose"):
-            value = meta.get(key)
-            if isinstance(value, str):
-                values.append(f(f"keel.model.{key}", value))
-        finish = _finish_reason(meta)
-        if finish is not None:
-            values.append(f(genai.FINISH_REASONS, (finish,)))
-        if self.options.capture_content:
-            attributes: dict[str, AttributeValue] = {}
-            request = meta.get("request")
-            messages = request.get("messages") if isinstance(request, Mapping) else None
-            system, inputs = genai.chat_messages(messages)
-            if system is not None:
-                attributes[genai.SYSTEM_INSTRUCTIONS] = system
-            if inputs is not None:
-                attributes[genai.INPUT_MESSAGES] = inputs
-            outputs = genai.output_messages(meta.get("reply"), finish)
-            if outputs is not None:
-                attributes[genai.OUTPUT_MESSAGES] = outputs
-            values.append(otlp.attributes(attributes))
-        end = event.timestamp
-        self.span(
-            f"{genai.CHAT} {event.model}",
-            parent,
-            end - event.latency_ms / 1000,
-            end,
-            b"".join(values),
-            kind=otlp.CLIENT,
+        key = (
+            event.model,
+            event.tier,
+            event.input_tokens,
+            event.output_tokens,
+            event.cached_input_tokens,
+            event.cache_write_tokens,
+            event.cost,
         )
+        memo = self.options.model_fields
+        shared = memo.get(key)
+        if shared is None:
+            shared = self._model_fields(event, key)
+        values = [shared, self.conversation]
+        meta = event.metadata
+        if meta:
+            f = otlp.field
+            for name in ("tier_reason", "purpose"):
+                value = meta.get(name)
+                if isinstance(value, str):
+                    values.append(f(f"keel.model.{name}", value))
+            finish = _finish_reason(meta)
+            if finish is not None:
+                values.append(f(genai.FINISH_REASONS, (finish,)))
+            if self.options.capture_content:
+                values.append(self._contents(meta, finish))
+        end = event.timestamp
+        start = end - event.latency_ms / 1000
+        name = f"{genai.CHAT} {event.model}"
+        self.span(name, parent, start, end, b"".join(values), otlp.CLIENT)
+
+    def _model_fields(self, event: ModelCalled, key: tuple[object, ...]) -> bytes:
+        """The attributes of a model span that the event's model, tier, tokens and cost
+        decide (memoised: the same call costs the same, turn after turn)."""
+        provider = self.options.provider_of(event.model, event.tier)
+        attributes: dict[str, AttributeValue] = {
+            genai.OPERATION: genai.CHAT,
+            genai.PROVIDER: provider,
+            genai.SYSTEM: provider,
+            genai.REQUEST_MODEL: event.model,
+            genai.RESPONSE_MODEL: event.model,
+            genai.INPUT_TOKENS: event.input_tokens,
+            genai.OUTPUT_TOKENS: event.output_tokens,
+            genai.CACHE_READ_TOKENS: event.cached_input_tokens,
+            genai.CACHE_CREATION_TOKENS: event.cache_write_tokens,
+            "keel.model.tier": event.tier,
+        }
+        if event.cost is not None:
+            attributes["keel.model.cost"] = event.cost
+        memo = self.options.model_fields
+        if len(memo) >= 1024:
+            memo.clear()
+        found = memo[key] = otlp.attributes(attributes)
+        return found
+
+    def _contents(self, meta: Mapping[str, object], finish: str | None) -> bytes:
+        """The opt-in prompt and completion attributes."""
+        attributes: dict[str, AttributeValue] = {}
+        request = meta.get("request")
+        messages = request.get("messages") if isinstance(request, Mapping) else None
+        system, inputs = genai.chat_messages(messages)
+        if system is not None:
+            attributes[genai.SYSTEM_INSTRUCTIONS] = system
+        if inputs is not None:
+            attributes[genai.INPUT_MESSAGES] = inputs
+        outputs = genai.output_messages(meta.get("reply"), finish)
+        if outputs is not None:
+            attributes[genai.OUTPUT_MESSAGES] = outputs
+        return otlp.attributes(attributes)
 
     def _started(self, name: str, before: float, fallback: float) -> float:
         """When the tool `name` that ended at `before` started (its `tool_started`)."""
@@ -521,7 +574,7 @@ class _Builder:
                 memo.clear()
             shared = memo[key] = otlp.attributes(attributes)
         f = otlp.field
-        values = [shared, f(genai.TOOL_CALL_ID, event.tool_call_id)]
+        values = [shared, otlp.text_field(genai.TOOL_CALL_ID, event.tool_call_id)]
         plan = event.metadata.get("plan") if event.metadata else None
         if isinstance(plan, str):
             values.append(f("keel.plan.source", plan))
