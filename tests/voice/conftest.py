@@ -64,6 +64,8 @@ class Served:
 
     base_url: str
     db_path: Path
+    log_path: Path
+    """The server's output (its warnings: the speech engines chosen)."""
     key: str = KEY
 
     @property
@@ -72,16 +74,23 @@ class Served:
         return "ws" + self.base_url.removeprefix("http")
 
 
-def serve(project: Path, script: str, tmp_path: Path) -> Iterator[Served]:
-    """`keel run project --model scripted:<script>` on a free loopback port."""
+def serve(
+    project: Path, script: str, tmp_path: Path, env: dict[str, str] | None = None
+) -> Iterator[Served]:
+    """`keel run project --model scripted:<script>` on a free loopback port. No Deepgram
+    key reaches it from the test's environment unless `env` passes one."""
     script_file = tmp_path / "script.yml"
     script_file.write_text(script, encoding="utf-8")
     db_path = tmp_path / "voice.db"
-    env = {
+    server_env = {
         "KEEL_API_KEYS": KEYS,
         "KEEL_DATABASE_URL": f"sqlite:///{db_path}",
         "KEEL_RATE_LIMIT": "off",
+        "DEEPGRAM_API_KEY": "",
+        "KEEL_DEEPGRAM_URL": "",
+        **(env or {}),
     }
     args = [str(project), "--model", f"scripted:{script_file}"]
-    with live_server(args, env=env, cwd=tmp_path) as base:
-        yield Served(base_url=base, db_path=db_path)
+    with live_server(args, env=server_env, cwd=tmp_path) as base:
+        port = base.rsplit(":", 1)[1]
+        yield Served(base_url=base, db_path=db_path, log_path=tmp_path / f"server-{port}.log")
