@@ -105,6 +105,10 @@ async def _tool_calls(
         # In voice, on the turn's first call, the text is a filler said while tools run.
         beside = voice.beside_tools(t.state, t.definition.config.prompts, text, first_call=first)
         await t.say(beside, in_transcript=False)
+        if voice.is_filler(beside):
+            # A filler is heard while the tools run: it is committed (and so delivered to
+            # the channel) now, not with the tool's record or the turn's end.
+            await t.recorder.commit()
     by_name = {o.name: o for o in offers}
     cap = t.definition.config.max_tool_calls_per_reply
     stop = Next.CONTINUE

@@ -49,3 +49,8 @@ def beside_tools(
             metadata=freeze_mapping({"agent_message_type": FILLER_TYPE}),
         )
     return BotMessage(text=text, response_source="llm")
+
+
+def is_filler(message: BotMessage) -> bool:
+    """Whether `message` is a filler (said while the turn's tools run)."""
+    return message.response_source == "filler"
