@@ -101,13 +101,22 @@ class OtlpReceiver:
         self._lock = threading.Lock()
         self._spans: list[ReceivedSpan] = []
         self.requests = 0
-        """Export requests answered."""
+        """Export requests answered with 200."""
+        self.headers: list[dict[str, str]] = []
+        """The headers of every export request (names lower-cased), refused ones too."""
+        self._failures: list[int] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
+                failure = receiver._seen({k.lower(): v for k, v in self.headers.items()})
+                if failure is not None:
+                    self.send_response(failure)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 encoding = self.headers.get("Content-Encoding", "")
                 if encoding == "gzip":
                     body = gzip.decompress(body)
@@ -130,6 +139,16 @@ class OtlpReceiver:
 
         self._server = ThreadingHTTPServer((host, 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def fail_next(self, status: int, times: int = 1) -> None:
+        """Answer the next `times` export requests with `status` (and keep nothing)."""
+        with self._lock:
+            self._failures.extend([status] * times)
+
+    def _seen(self, headers: dict[str, str]) -> int | None:
+        with self._lock:
+            self.headers.append(headers)
+            return self._failures.pop(0) if self._failures else None
 
     def _received(self, spans: list[ReceivedSpan]) -> None:
         with self._lock:

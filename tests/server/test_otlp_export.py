@@ -1,0 +1,133 @@
+"""The span exporter against a real OTLP/HTTP receiver on a loopback port: the standard
+variables' headers and compression, batches, a full queue and refused exports counted."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from keel.ids import SystemClock
+from keel.observe import otlp
+from keel.observe.tap import Telemetry
+from keel.observe.tracing import Tracing, TracingConfig
+from keel.testing.otlp_receiver import OtlpReceiver
+
+TRACE = bytes(range(1, 17))
+
+
+@pytest.fixture
+def receiver() -> Iterator[OtlpReceiver]:
+    with OtlpReceiver() as running:
+        yield running
+
+
+def _spans(count: int, name: str = "s") -> list[bytes]:
+    return [
+        otlp.span(
+            trace_id=TRACE,
+            span_id=(n + 1).to_bytes(8, "big"),
+            parent_id=None,
+            name=f"{name} {n}",
+            kind=otlp.INTERNAL,
+            start_ns=1,
+            end_ns=2,
+            values=otlp.attributes({"n": n}),
+        )
+        for n in range(count)
+    ]
+
+
+def test_headers_compression_and_resource_from_the_standard_variables(
+    receiver: OtlpReceiver,
+) -> None:
+    config = TracingConfig.from_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.base_url,
+            "OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20abc,x-tenant=t1",
+            "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip",
+            "OTEL_SERVICE_NAME": "support-bot",
+            "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=prod",
+        }
+    )
+    assert config is not None
+    tracing = Tracing(config)
+    try:
+        assert tracing.export(_spans(3))
+        assert tracing.flush()
+    finally:
+        tracing.close()
+    (headers,) = receiver.headers
+    assert headers["authorization"] == "Bearer abc" and headers["x-tenant"] == "t1"
+    assert headers["content-encoding"] == "gzip"
+    assert headers["content-type"] == "application/x-protobuf"
+    spans = receiver.spans
+    assert [s.name for s in spans] == ["s 0", "s 1", "s 2"]
+    assert spans[0].resource["service.name"] == "support-bot"
+    assert spans[0].resource["deployment.environment"] == "prod"
+    assert tracing.stats().exported == 3
+
+
+def test_spans_go_in_batches_of_at_most_max_batch(receiver: OtlpReceiver) -> None:
+    tracing = Tracing(TracingConfig(endpoint=receiver.traces_url, max_batch=4, delay=60.0))
+    try:
+        for _ in range(5):
+            assert tracing.export(_spans(2))
+        assert tracing.flush()
+    finally:
+        tracing.close()
+    assert len(receiver.spans) == 10
+    assert receiver.requests == 3  # 4 + 4 + 2
+
+
+def test_a_full_queue_drops_the_run_and_counts_it(
+    receiver: OtlpReceiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A long delay and a large batch: nothing leaves the queue until the flush.
+    config = TracingConfig(endpoint=receiver.traces_url, max_queue=5, max_batch=100, delay=60.0)
+    telemetry = Telemetry(clock=SystemClock(), tracing=config)
+    telemetry.open(agent="a", provider_of=lambda _model, _tier: "_OTHER")
+    assert telemetry.tracing is not None
+    with caplog.at_level(logging.WARNING, logger="keel.observe"):
+        assert telemetry.tracing.export(_spans(3))
+        assert not telemetry.tracing.export(_spans(3, "late"))  # 6 > 5: dropped whole
+    assert "dropped 3 spans (the export queue is full" in caplog.text
+    assert telemetry.flush()
+    scraped = telemetry.metrics.exposition().decode()
+    telemetry.close()
+    assert [s.name for s in receiver.spans] == ["s 0", "s 1", "s 2"]
+    assert 'keel_trace_spans_dropped_total{reason="queue_full"} 3.0' in scraped
+    assert "keel_trace_spans_exported_total 3.0" in scraped
+
+
+def test_a_refused_export_is_dropped_and_a_busy_one_retried(
+    receiver: OtlpReceiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    tracing = Tracing(TracingConfig(endpoint=receiver.traces_url, timeout=10.0, batch=False))
+    try:
+        receiver.fail_next(400)
+        with caplog.at_level(logging.WARNING, logger="keel.observe"):
+            assert tracing.export(_spans(2, "refused"))
+            assert tracing.flush()
+        assert "export failed: HTTP 400" in caplog.text
+        receiver.fail_next(503)  # retried after a backoff, then delivered
+        assert tracing.export(_spans(1, "retried"))
+        assert tracing.flush()
+    finally:
+        tracing.close()
+    assert [s.name for s in receiver.spans] == ["retried 0"]
+    assert len(receiver.headers) == 3  # refused, busy, delivered
+    stats = tracing.stats()
+    assert (stats.exported, stats.dropped_export_failed) == (1, 2)
+
+
+def test_an_unreachable_collector_never_blocks_the_caller() -> None:
+    # Nothing listens on port 9 of loopback: the export fails in the thread, not here.
+    tracing = Tracing(TracingConfig(endpoint="http://127.0.0.1:9/v1/traces", timeout=0.2))
+    try:
+        assert tracing.export(_spans(2))
+        assert tracing.flush(timeout=10.0)
+    finally:
+        tracing.close()
+    assert tracing.stats().dropped_export_failed == 2
