@@ -72,6 +72,9 @@ CONNECT_TIMEOUT_S = 10.0
 POOL_TIMEOUT_S = 30.0
 """How long an append or a read waits for a free pooled connection before it fails."""
 
+CLOSE_TIMEOUT_S = 10.0
+"""How long `close` waits for connections in use (a turn holding a lock) to come back."""
+
 _LockConnection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 
 PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
@@ -427,12 +430,13 @@ class PostgresEventStore(SqlEventStore):
             await asyncio.shield(self._lock_pool.release(conn))
 
     async def close(self) -> None:
-        """Close the asyncpg pools and dispose of the engine."""
+        """Close the asyncpg pools (connections still in use get `CLOSE_TIMEOUT_S` to come
+        back, then are cut) and dispose of the engine."""
         try:
             for pool in (self._pool, self._lock_pool):
                 try:
-                    await pool.close()
-                except PG_ERRORS:
+                    await asyncio.wait_for(pool.close(), CLOSE_TIMEOUT_S)
+                except PG_ERRORS:  # TimeoutError included
                     pool.terminate()
         finally:
             await super().close()

@@ -440,3 +440,26 @@ async def test_an_append_is_one_statement_however_large(
         ).all()
     assert [row.seq for row in rows] == list(range(1, 301))
     assert [json.loads(row.data)["text"] for row in rows] == [f"m {i}" for i in range(1, 301)]
+
+
+async def test_close_does_not_wait_forever_for_a_held_lock(
+    pg_harness: PostgresHarness, admin: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A turn still inside conversation_lock when the server shuts down: close() gives its
+    # connection a bounded time to come back, then cuts it (the server frees the lock).
+    monkeypatch.setattr("keel.stores.postgres.CLOSE_TIMEOUT_S", 0.2)
+    store = await _open(pg_harness)
+    key = store.lock_key("conv")
+    inside, never = asyncio.Event(), asyncio.Event()
+
+    async def turn() -> None:
+        async with store.conversation_lock("conv"):
+            inside.set()
+            await never.wait()
+
+    holder = asyncio.create_task(turn())
+    await inside.wait()
+    await _bounded(store.close())
+    await _until_lock_state(admin, key, held=0, waiting=0)
+    holder.cancel()
+    await asyncio.gather(holder, return_exceptions=True)
