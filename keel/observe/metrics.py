@@ -58,8 +58,8 @@ from keel.events.model import (
     ToolCallRefused,
     ToolExecuted,
     TurnEnded,
-    TurnStarted,
 )
+from keel.observe.digest import Turn, digest
 from keel.observe.export import ExportStats
 from keel.observe.record import RunRecord
 
@@ -226,8 +226,8 @@ class TurnMetrics:
             ModelCalled: self._model,
             ToolExecuted: self._tool,
             ToolCallRefused: self._refused,
-            PlanCacheDecided: self._decided,
         }
+        """The handler of each kind of call (`digest.CALL_KINDS`)."""
         self.registry.register(_Families(self))
 
     def watch_export(self, stats: Callable[[], ExportStats]) -> None:
@@ -271,23 +271,21 @@ class TurnMetrics:
             del self._last_turn[key]
         return float(len(self._last_turn))
 
-    def observe(self, record: RunRecord) -> None:
-        """Count what one run committed."""
-        started: float | None = None
+    def observe(self, record: RunRecord, turns: Sequence[Turn] | None = None) -> None:
+        """Count what one run committed (`turns`: `digest(record)`, when the caller has it)."""
+        turns = digest(record) if turns is None else turns
         handlers = self._handlers
-        for _, event in record.events:
-            kind = type(event)
-            if kind is TurnStarted:
-                started = event.timestamp
-            elif kind is TurnEnded:
-                self._turn(record, cast(TurnEnded, event), started)
-                started = None
-            else:
-                handle = handlers.get(kind)
-                if handle is not None:
-                    handle(event)
-        if started is not None:  # the run failed before the engine could end the turn
-            self.turns.inc(("error",))
+        for turn in turns:
+            for _, event, _ in turn.calls:
+                handlers[type(event)](event)
+            ended = turn.ended
+            for event in turn.noted:
+                if type(event) is PlanCacheDecided:
+                    self._decided(event)
+            if ended is not None:
+                self._turn(record, ended, turn.started.timestamp)
+            else:  # the run failed before the engine could end the turn
+                self.turns.inc(("error",))
         commits = self.commit_seconds
         row = commits.values.get(())
         if row is None:

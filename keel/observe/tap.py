@@ -18,6 +18,7 @@ from opentelemetry import context as otel_context
 
 from keel.events.model import Event
 from keel.ids import Clock
+from keel.observe.digest import digest
 from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
@@ -117,12 +118,13 @@ class Telemetry:
     def report(self, record: RunRecord, parent: Context) -> None:
         """Feed the metrics and queue the spans of one finished run (when sampled)."""
         try:
-            self.metrics.observe(record)
+            turns = digest(record)
+            self.metrics.observe(record, turns)
             tracing = self.tracing
             if tracing is not None:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    tracing.export(run_spans(self._options, record, under))
+                    tracing.export(run_spans(self._options, record, under, turns=turns))
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", record.conversation_id)
 

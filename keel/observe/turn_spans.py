@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, cast
 
 from keel.events.base import to_plain
 from keel.events.model import (
-    Event,
     FlowStarted,
     HistoryCompressed,
     ModelCalled,
@@ -48,10 +47,9 @@ from keel.events.model import (
     StepAdvanced,
     ToolCallRefused,
     ToolExecuted,
-    TurnEnded,
-    TurnStarted,
 )
 from keel.observe import genai, otlp
+from keel.observe.digest import DECISION_KINDS, STAGE_KINDS, Turn, digest
 from keel.observe.otlp import AttributeValue
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.span_ids import Parent, new_span_id
@@ -99,69 +97,6 @@ class _Window:
     span_id: bytes = b""
 
 
-@dataclass(kw_only=True, slots=True)
-class _Turn:
-    started: TurnStarted
-    start_seq: int
-    events: list[tuple[int, Event]] = field(default_factory=list)
-    kinds: set[type] = field(default_factory=set)
-    """The event types among `events` (a turn with no step or plan event skips those)."""
-    ended: TurnEnded | None = None
-    calls: list[tuple[int, Event, float]] = field(default_factory=list)
-    """(seq, model call / tool run / refusal, the stamp of the events before it)."""
-    noted: list[Event] = field(default_factory=list)
-    """The turn's decisions, stage timings and end, in order."""
-    commits: list[Commit] = field(default_factory=list)
-    end: float = 0.0
-
-
-def _turns(record: RunRecord) -> list[_Turn]:
-    """The run's turns, each with its events, calls, noted events and commits, in one pass
-    over each."""
-    turns: list[_Turn] = []
-    current: _Turn | None = None
-    before = stamp = 0.0
-    calls, noted = _CALL_KINDS, _NOTED_KINDS
-    for item in record.events:
-        event = item[1]
-        kind = type(event)
-        at = event.timestamp
-        if kind is TurnStarted:
-            current = _Turn(started=cast(TurnStarted, event), start_seq=item[0], end=at)
-            turns.append(current)
-            before = stamp = at
-        if current is None:
-            continue
-        current.events.append(item)
-        current.kinds.add(kind)
-        if at != stamp:  # `before`: the stamp of the events emitted before these
-            before, stamp = stamp, at
-            if at > current.end:
-                current.end = at
-        if kind in calls:
-            current.calls.append((item[0], event, before))
-        elif kind in noted:
-            current.noted.append(event)
-            if kind is TurnEnded:
-                current.ended = cast(TurnEnded, event)
-    _add_commits(turns, record)
-    return turns
-
-
-def _add_commits(turns: list[_Turn], record: RunRecord) -> None:
-    """Each turn's commits; a turn ends at its last commit (the run's end for a turn the
-    run did not end)."""
-    for turn in turns:
-        first, last = turn.start_seq, turn.events[-1][0]
-        for commit in record.commits:
-            if first <= commit.first_seq <= last:
-                turn.commits.append(commit)
-                if commit.stored > turn.end:
-                    turn.end = commit.stored
-    if turns and turns[-1].ended is None:
-        turns[-1].end = max(turns[-1].end, record.ended_at)
-
-
 _STEP_KINDS = {
     StepAdvanced,
     FlowStarted,
@@ -170,19 +105,9 @@ _STEP_KINDS = {
     OrderedBlockCancelled,
     OrderedBlockInterrupted,
 }
-_CALL_KINDS = {ModelCalled, ToolExecuted, ToolCallRefused}
-_STAGE_KINDS = {StageTimed, StagesTimed}
-_DECISION_KINDS = {
-    RoutingDecided,
-    PlanCacheDecided,
-    PausePointCreated,
-    PausePointResolved,
-    HistoryCompressed,
-}
-_NOTED_KINDS = {*_STAGE_KINDS, *_DECISION_KINDS, TurnEnded}
 
 
-def _steps(turn: _Turn) -> list[_Window]:
+def _steps(turn: Turn) -> list[_Window]:
     """The block steps entered in the turn, each until the next step or the block's end."""
     done: list[_Window] = []
     open_steps: dict[tuple[str, str], _Window] = {}
@@ -229,7 +154,7 @@ def _steps(turn: _Turn) -> list[_Window]:
     return done
 
 
-def _plans(turn: _Turn) -> list[_Window]:
+def _plans(turn: Turn) -> list[_Window]:
     """Each plan run, from the cascade decision that chose it to its `plan_executed`."""
     windows: list[_Window] = []
     opened: tuple[int, float] | None = None
@@ -292,7 +217,7 @@ def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
     )
 
 
-def _stage_fields(turn: _Turn) -> list[bytes]:
+def _stage_fields(turn: Turn) -> list[bytes]:
     """`keel.stage.<stage>.ms` of the turn's `stages_timed` (or older `stage_timed`s)."""
     found: list[bytes] = []
     pack = otlp.pack_double
@@ -379,7 +304,7 @@ class _Builder:
         )
         return own
 
-    def turn(self, turn: _Turn) -> None:
+    def turn(self, turn: Turn) -> None:
         ended = turn.ended
         stop = ended.stop_reason if ended is not None else "error"
         f = otlp.field
@@ -393,7 +318,7 @@ class _Builder:
         detail = ended.metadata.get("detail") if ended is not None else None
         if isinstance(detail, str):
             values.append(f("keel.turn.stop_detail", detail))
-        if turn.kinds & _STAGE_KINDS:
+        if turn.kinds & STAGE_KINDS:
             values += _stage_fields(turn)
         if turn.commits:
             values += _commit_fields(turn.commits)
@@ -402,7 +327,7 @@ class _Builder:
             error = f"turn stopped: {stop}"
         own = _id(self.new_id())
         self._children(turn, own)
-        decisions = self._decisions(turn) if turn.kinds & _DECISION_KINDS else ()
+        decisions = self._decisions(turn) if turn.kinds & DECISION_KINDS else ()
         self.span(
             f"{genai.INVOKE_AGENT} {self.options.agent}",
             self.parent_id,
@@ -414,7 +339,7 @@ class _Builder:
             events=decisions,
         )
 
-    def _children(self, turn: _Turn, inside: bytes) -> None:
+    def _children(self, turn: Turn, inside: bytes) -> None:
         windows: list[_Window] = []
         if turn.kinds & _STEP_KINDS:
             windows += _steps(turn)
@@ -441,10 +366,10 @@ class _Builder:
             if commit.seconds >= SLOW_COMMIT_SECONDS:
                 self.commit(commit, inside)
 
-    def _decisions(self, turn: _Turn) -> list[bytes]:
+    def _decisions(self, turn: Turn) -> list[bytes]:
         found: list[bytes] = []
         for event in turn.noted:
-            if type(event) not in _DECISION_KINDS:
+            if type(event) not in DECISION_KINDS:
                 continue
             attributes: dict[str, AttributeValue]
             if isinstance(event, RoutingDecided):
@@ -631,10 +556,12 @@ def run_spans(
     record: RunRecord,
     parent: Parent,
     new_id: Callable[[], int] = new_span_id,
+    turns: Sequence[Turn] | None = None,
 ) -> list[bytes]:
     """The encoded spans (`otlp.span`) of `record`'s turns under `parent` (whose sampling
-    the caller decided); `new_id` makes span ids."""
+    the caller decided); `new_id` makes span ids; `turns` is `digest(record)` when the
+    caller has it."""
     builder = _Builder(options, record, parent, new_id)
-    for turn in _turns(record):
+    for turn in digest(record) if turns is None else turns:
         builder.turn(turn)
     return builder.spans
