@@ -35,7 +35,8 @@ NEEDS_MODEL = "utter_needs_model"
 SKILL_NEEDS_MODEL = "utter_skill_needs_model"
 """Said when a skill that cannot run without a model is asked for (`{skill}`: its name)."""
 CAN_DO = "utter_offline_can_do"
-"""Follows a needs-model reply, with a button per skill that runs without a model."""
+"""Follows a needs-model reply, with a button per skill that runs without a model (left out
+when no such skill is eligible)."""
 LIMITS = "utter_offline_limits"
 """Said once after the greeting when some skills need a model (`{skills}`: their names)."""
 NOT_UNDERSTOOD = "utter_offline_not_understood"
@@ -108,13 +109,21 @@ def skill_buttons(t: TurnContext, skill_ids: tuple[str, ...]) -> tuple[Button, .
 
 
 async def say_offering(
-    t: TurnContext, name: str, choices: tuple[str, ...], *, extra: dict[str, str] | None = None
+    t: TurnContext,
+    name: str,
+    choices: tuple[str, ...],
+    *,
+    extra: dict[str, str] | None = None,
+    lead_in: bool = False,
 ) -> bool:
     """Send response `name` with a button per skill of `choices` (unless the response has
-    buttons of its own); False when the project has no such response."""
+    buttons of its own); False when the project has no such response. A `lead_in` response
+    ("Here is what I can do:") is not sent when it would have no button."""
     message = render_response(t.definition, t.state, name, extra=extra)
     if message is None:
         return False
+    if lead_in and not message.buttons and not choices:
+        return True
     if not message.buttons and choices:
         buttons = skill_buttons(t, choices[:CHOICES_SHOWN])
         message = dataclasses.replace(message, buttons=buttons)
@@ -140,7 +149,7 @@ async def needs_model(t: TurnContext, reason: str) -> Next:
     if not await t.utter(NEEDS_MODEL):
         await t.say(BotMessage(text="I can't help with that here.", response_source="verbatim"))
     await drop_stack(t)
-    await say_offering(t, CAN_DO, can_do(t))
+    await say_offering(t, CAN_DO, can_do(t), lead_in=True)
     return Next.WAIT
 
 
@@ -166,7 +175,7 @@ async def skill_needs_model(t: TurnContext, skill_id: str) -> Next:
         await lifecycle.offer_resume(t, parked)
         return Next.WAIT
     await lifecycle.drop_resume_offer(t)
-    await say_offering(t, CAN_DO, can_do(t))
+    await say_offering(t, CAN_DO, can_do(t), lead_in=True)
     return Next.WAIT
 
 

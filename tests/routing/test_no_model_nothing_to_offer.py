@@ -1,0 +1,31 @@
+"""With no model, a skill that needs one is said plainly; "Here is what I can do:" follows
+only when something can be offered. examples/support served with `NoModel` and the offline
+router: before the customer is verified no skill that runs without a model is eligible, so
+the reply to a model-bound skill ends with the needs-model sentence, not a lead-in with
+nothing after it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from keel.embeddings.local import LocalEmbedder
+from keel.llm.none import NoModel
+from keel.routing.router import OfflineRouter
+from keel.testing import ConversationHarness
+
+SUPPORT = Path(__file__).resolve().parents[2] / "examples" / "support"
+
+
+def _bot_actions(harness: ConversationHarness, text: str) -> list[str | None]:
+    result = asyncio.run(harness.send(text))
+    return [message.utter_action for message in result.bot_messages]
+
+
+def test_no_empty_offer_when_nothing_runs_without_a_model(embedder: LocalEmbedder) -> None:
+    harness = ConversationHarness(SUPPORT, NoModel())
+    harness.engine.router = OfflineRouter.of(embedder)  # as `keel run --model none` serves it
+    _bot_actions(harness, "/session_start")
+    actions = _bot_actions(harness, "my internet is down")
+    assert actions == ["utter_skill_needs_model"], actions
+    assert "Here is what I can do:" not in harness.bot_texts
