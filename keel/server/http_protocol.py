@@ -72,6 +72,11 @@ class TimedH11Protocol(H11Protocol):
         super().__init__(config, server_state, app_state, _loop)
         self._read_timeout = read_timeout(os.environ)
         self._read_timer: asyncio.TimerHandle | None = None
+        """The pending timer; it may fire before `_deadline` (which moved on since)."""
+        self._deadline: float | None = None
+        """When the client's time runs out (loop time); None while nothing is timed."""
+        self._upgraded = False
+        """The connection was handed to the WebSocket protocol (never timed again)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -87,35 +92,63 @@ class TimedH11Protocol(H11Protocol):
         self._time_reading(fresh=True)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._stop_timer()
+        self._cancel_timer()
         super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        # The connection is a WebSocket's from now on: nothing of it is timed here (the
+        # headers deadline would otherwise close a call after `read_timeout` seconds).
+        self._upgraded = True
+        self._cancel_timer()
+        super().handle_websocket_upgrade(event)
 
     def _time_reading(self, *, fresh: bool) -> None:
         """Start, keep or stop the timer for what the client is sending now."""
+        if self._upgraded:
+            return
         if self.transport.is_closing():
             self._stop_timer()
             return
         state = self.conn.their_state
         if state is h11.IDLE:
             # Headers: one deadline from the start, however the bytes trickle in.
-            if fresh or self._read_timer is None:
+            if fresh or self._deadline is None:
                 self._start_timer()
         elif state is h11.SEND_BODY:
             self._start_timer()  # the body: the longest pause between two reads
         else:
             self._stop_timer()  # read whole (or closing): the app takes it from here
 
+    # Every request starts and stops the timer a few times. Moving the deadline instead
+    # of cancelling and scheduling a timer each time keeps the event loop's heap of
+    # timers small: the one pending timer, when it fires early, waits for the rest.
+
     def _start_timer(self) -> None:
-        self._stop_timer()
-        self._read_timer = self.loop.call_later(self._read_timeout, self._timed_out)
+        self._deadline = self.loop.time() + self._read_timeout
+        if self._read_timer is None:
+            self._read_timer = self.loop.call_at(self._deadline, self._on_timer)
 
     def _stop_timer(self) -> None:
+        self._deadline = None
+
+    def _cancel_timer(self) -> None:
+        self._deadline = None
         if self._read_timer is not None:
             self._read_timer.cancel()
             self._read_timer = None
 
-    def _timed_out(self) -> None:
+    def _on_timer(self) -> None:
         self._read_timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if self.loop.time() < deadline:
+            self._read_timer = self.loop.call_at(deadline, self._on_timer)
+            return
+        self._deadline = None
+        self._timed_out()
+
+    def _timed_out(self) -> None:
         if self.transport.is_closing():
             return
         if self.flow.read_paused:  # the app is not reading: not the client's fault
