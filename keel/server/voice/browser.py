@@ -16,12 +16,15 @@ The socket's protocol (text messages are JSON objects with an `event`):
   `{"event": "clear"}` on barge-in (stop playback now, drop what is queued);
   `{"event": "transcript", "role": "user"|"agent", "text", "final"}`;
   `{"event": "hangup"}` (`action: hangup`), then the socket closes; on a refused key or a
-  bad message `{"event": "error", "code", "message"}`, then the socket closes (1008).
+  bad message `{"event": "error", "code", "message", "status"}` (`status` the HTTP status
+  the same refusal has in the API: 401/403 for a key, 400 for a bad message), then the
+  socket closes (1008).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import Any
@@ -85,16 +88,22 @@ class BrowserSink:
         self.closed = False
 
     async def send(self, message: dict[str, Any]) -> None:
-        """One JSON message."""
+        """One JSON message (nothing once the page has left)."""
         async with self._lock:
             if not self.closed:
-                await self.socket.send_text(json.dumps(message, separators=(",", ":")))
+                try:
+                    await self.socket.send_text(json.dumps(message, separators=(",", ":")))
+                except (RuntimeError, WebSocketDisconnect):
+                    self.closed = True
 
     async def play(self, pcm: bytes) -> None:
-        """Agent audio as one binary message."""
+        """Agent audio as one binary message (nothing once the page has left)."""
         async with self._lock:
             if not self.closed:
-                await self.socket.send_bytes(pcm)
+                try:
+                    await self.socket.send_bytes(pcm)
+                except (RuntimeError, WebSocketDisconnect):
+                    self.closed = True
 
     async def mark(self, name: str) -> None:
         """After a bot message's audio."""
@@ -113,7 +122,8 @@ class BrowserSink:
         await self.send({"event": "hangup"})
         async with self._lock:
             self.closed = True
-            await self.socket.close(code=1000)
+            with contextlib.suppress(RuntimeError, WebSocketDisconnect):
+                await self.socket.close(code=1000)
 
 
 def _json(text: str) -> dict[str, Any]:
@@ -150,26 +160,25 @@ class BrowserStream:
         except WebSocketDisconnect:
             hung_up = not (self.call is not None and self.call.hung_up)
         except BrowserRefused as exc:
-            await self._refuse(exc.code, exc.message)
+            await self._refuse(exc.code, exc.message, 400)
         except ApiError as exc:
-            await self._refuse(exc.code, exc.message)
+            await self._refuse(exc.code, exc.message, exc.status)
         finally:
             if self.call is not None:
                 await self.call.close(hung_up=hung_up)
             if not self.sink.closed:
                 self.sink.closed = True
-                try:
+                with contextlib.suppress(RuntimeError, WebSocketDisconnect):
                     await self.socket.close(code=1000)
-                except RuntimeError:
-                    pass
 
-    async def _refuse(self, code: str, message: str) -> None:
+    async def _refuse(self, code: str, message: str, status: int) -> None:
         _log.warning("browser voice refused: %s %s", code, message)
+        error = {"event": "error", "code": code, "message": message, "status": status}
         try:
-            await self.sink.send({"event": "error", "code": code, "message": message})
+            await self.sink.send(error)
             self.sink.closed = True
             await self.socket.close(code=POLICY_VIOLATION, reason=code)
-        except RuntimeError:
+        except (RuntimeError, WebSocketDisconnect):
             pass
 
     async def _received(self, received: Any) -> bool:
