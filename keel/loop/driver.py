@@ -143,9 +143,13 @@ async def message(t: TurnContext, text: str, metadata: Mapping[str, JsonValue]) 
         active = t.state.active_skill_id
         with t.timed("route"):
             # A `/skill_id` command activates its skill; else the active skill stays.
-            if not await lifecycle.slash_activate(t, text) and active is not None:
+            tapped = await lifecycle.slash_activate(t, text)
+            if not tapped and active is not None:
                 await t.emit(RoutingDecided(source="sticky", skill_id=active, tier=None))
-        outcome = await passes(t, allow_model=True)
+        # With no model, a tapped skill that needs one is said so before its questions.
+        outcome = await offline.tapped(t) if tapped else None
+        if outcome is None:
+            outcome = await passes(t, allow_model=True)
     if t.plans is not None:
         await t.plans.after_turn(t, outcome)  # a clean tool-calling turn leaves a plan
     return outcome

@@ -112,6 +112,14 @@ async def offline_step(t: TurnContext) -> Next | None:
     return await _fill(t, t.active_skill)
 
 
+async def tapped(t: TurnContext) -> Next | None:
+    """Right after `/skill_id` activated a skill: with no model, a skill that cannot run
+    without one is said so at once, before any of its steps asks (None: go on)."""
+    if has_model(t.model) or (bound := model_bound(t)) is None:
+        return None
+    return await skill_needs_model(t, bound)
+
+
 async def greeted(t: TurnContext) -> None:
     """After the session-start greeting, with no model: say once which skills need one
     (only where the session start said something: no greeting, no note)."""

@@ -29,3 +29,16 @@ def test_no_empty_offer_when_nothing_runs_without_a_model(embedder: LocalEmbedde
     actions = _bot_actions(harness, "my internet is down")
     assert actions == ["utter_skill_needs_model"], actions
     assert "Here is what I can do:" not in harness.bot_texts
+
+
+def test_a_tapped_skill_that_needs_a_model_is_said_before_its_questions(
+    embedder: LocalEmbedder,
+) -> None:
+    harness = ConversationHarness(SUPPORT, NoModel())
+    harness.engine.router = OfflineRouter.of(embedder)
+    _bot_actions(harness, "/session_start")
+    # report_outage's block opens with a question, which needs no model; the skill needs one
+    # later, so the tap is answered plainly instead of asking (its activation message stays).
+    actions = _bot_actions(harness, "/report_outage")
+    assert actions == ["utter_outage_sorry", "utter_skill_needs_model"], actions
+    assert harness.state.active_skill_id is None
