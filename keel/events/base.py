@@ -106,6 +106,12 @@ def _freeze_items_of(value: Sequence[object], room: int) -> JsonValue:
     return tuple(frozen)
 
 
+_CHECKED_KEYS: set[str] = set()
+"""Keys already found valid UTF-8: the same few names (role, content, ...) come back in
+every event, and a set lookup costs no call. Bounded by `_MAX_CHECKED_KEYS`."""
+_MAX_CHECKED_KEYS = 4096
+
+
 def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
     if room <= 0:
         raise _NotJson
@@ -118,8 +124,11 @@ def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
             if not isinstance(key, str):
                 raise _NotJson
             key = str.__str__(key)
-        if not (key.isascii() or utf8_encodable(key)):
-            raise _NotJson
+        if key not in _CHECKED_KEYS:
+            if not (key.isascii() or utf8_encodable(key)):
+                raise _NotJson
+            if len(_CHECKED_KEYS) < _MAX_CHECKED_KEYS:
+                _CHECKED_KEYS.add(key)
         # Strings and the other scalars inline, without a call per value: most values are.
         kind = type(item)
         if kind is str:

@@ -7,6 +7,7 @@ Nested values are plain JSON: buttons and stack frames are objects of their fiel
 
 import dataclasses
 import json
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 
@@ -130,6 +131,23 @@ def _field_order(cls: type) -> tuple[str, ...]:
     return order
 
 
+_ENCODING: dict[type, tuple[tuple[str, ...], Callable[[object], tuple[object, ...]]]] = {}
+
+
+def _encoding_of(cls: type) -> tuple[tuple[str, ...], Callable[[object], tuple[object, ...]]]:
+    """The field names of `cls` in encoding order and one getter of all their values."""
+    found = _ENCODING.get(cls)
+    if found is None:
+        names = _field_order(cls)
+        getter = operator.attrgetter(*names)
+        if len(names) == 1:
+            found = (names, lambda event: (getter(event),))
+        else:
+            found = (names, getter)
+        _ENCODING[cls] = found
+    return found
+
+
 def encode_event(event: Event) -> dict[str, object]:
     """Encode an event as a JSON-ready dict with `type` and `v` (shares nothing with it)."""
     data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
@@ -191,13 +209,15 @@ def dumps_event(event: Event) -> str:
     non-finite number field raises `ValueError` (orjson would write it as null); JSON
     values inside were checked when the event was built.
     """
-    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
-    for name in _field_order(type(event)):
-        value = getattr(event, name)
+    names, values_of = _encoding_of(type(event))
+    values = values_of(event)
+    for value in values:
         # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
         if type(value) is float and value - value != 0.0:
+            name = names[values.index(value)]
             raise ValueError(f"{event.kind}.{name}: {value!r} is not a finite number")
-        data[name] = value
+    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
+    data.update(zip(names, values, strict=True))
     try:
         return orjson.dumps(data, default=_json_default).decode()
     except orjson.JSONEncodeError:

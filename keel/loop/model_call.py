@@ -25,7 +25,7 @@ from keel.loop import lifecycle, stack
 from keel.loop.history import Fitted, estimate_tokens, fit_history, keep_all, unit_tokens
 from keel.loop.history_log import History, history_of
 from keel.loop.machine import frame_block
-from keel.loop.model_record import model_called
+from keel.loop.model_record import model_called, request_record
 from keel.loop.offer import (
     CallMode,
     Offer,
@@ -349,14 +349,6 @@ async def call_model(
     t.routing_call = t.active_skill is None
     response = await ask_recorded(t, request, tier_reason=prepared.tier.reason)
     return response, offers
-
-
-def request_record(request: ModelRequest) -> dict[str, object]:
-    """What was sent, for `model_called.metadata.request`: the messages as sent (each its
-    role, content and, as present, tool calls and tool call id: the closed message shapes of
-    `keel.llm.port`) and the names of the offered tools. Plain data: the event it goes into
-    freezes it, once."""
-    return {"messages": list(request.messages), "tools": [tool.name for tool in request.tools]}
 
 
 async def ask_recorded(

@@ -3,17 +3,76 @@
 The loop's calls (`keel.loop.model_call`) and the rephrase calls (`keel.loop.rephrase`)
 record the same facts: the model that answered, the tier, tokens (cached ones included),
 latency, cost, and in `metadata` the request as sent and the reply.
+
+The request as sent is most of a record, and most of it was sent on the previous call
+too: the system message and the history are the very same message objects from one call
+to the next (`keel.loop.reuse`, `keel.loop.history_log`: a message given out is never
+changed). `request_record` freezes only the messages it has not frozen before and reuses
+the frozen form of the others by identity, so a call costs the messages it adds, not the
+whole conversation again; the event is then built from frozen parts without a second walk.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 
-from keel.events.base import JsonValue
+from keel.events.base import JsonMapping, JsonValue, freeze_json, freeze_mapping, from_frozen
 from keel.events.model import ModelCalled
-from keel.llm.port import ModelRequest, ModelResponse
+from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema
 from keel.llm.usage import cost_of
 from keel.project.model_groups import ModelSpec
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Sent:
+    """The previous record's parts: the messages and tools sent, and their frozen forms."""
+
+    messages: tuple[Message, ...]
+    frozen: tuple[JsonMapping, ...]
+    tools: tuple[ToolSchema, ...]
+    names: tuple[str, ...]
+
+
+_last_sent: list[_Sent | None] = [None]
+
+
+def request_record(request: ModelRequest) -> JsonMapping:
+    """What was sent, for `model_called.metadata.request`, frozen: the messages as sent
+    (each its role, content and, as present, tool calls and tool call id: the closed message
+    shapes of `keel.llm.port`) and the names of the offered tools. A message or tool tuple
+    that is the very same object as in the previous record keeps its frozen form (checked
+    by identity, never by value: equal dicts may still differ, `1` and `True`)."""
+    last = _last_sent[0]
+    messages = request.messages
+    before: tuple[Message, ...] = () if last is None else last.messages
+    frozen: list[JsonMapping] = []
+    # The messages sent last time come first again, in order (system message, history):
+    # walk them by position; past the first difference (a closing system message, this
+    # turn's new results), look the rest up among the last record's remaining messages.
+    rest: dict[int, int] | None = None
+    count = len(before)
+    for index, message in enumerate(messages):
+        if rest is None:
+            if index < count and before[index] is message:
+                frozen.append(last.frozen[index])  # type: ignore[union-attr]
+                continue
+            rest = {id(m): at for at, m in enumerate(before[index:], start=index)}
+        at = rest.get(id(message))
+        if at is not None and before[at] is message:
+            frozen.append(last.frozen[at])  # type: ignore[union-attr]
+        else:
+            path = f"metadata.request.messages[{index}]"
+            frozen.append(freeze_mapping(message, path=path))  # type: ignore[arg-type]
+    tools = request.tools
+    if last is not None and last.tools is tools:
+        names = last.names
+    else:
+        names = tuple(tool.name for tool in tools)
+    messages_frozen = tuple(frozen)
+    _last_sent[0] = _Sent(messages=messages, frozen=messages_frozen, tools=tools, names=names)
+    return MappingProxyType({"messages": messages_frozen, "tools": names})
 
 
 def model_called(
@@ -24,9 +83,20 @@ def model_called(
     elapsed_ms: float,
     metadata: Mapping[str, JsonValue],
 ) -> ModelCalled:
-    """The record of `request` answered by `response` in `elapsed_ms` (`spec` prices it)."""
+    """The record of `request` answered by `response` in `elapsed_ms` (`spec` prices it).
+
+    `metadata` is frozen here, each value once; its `request` may be `request_record`'s
+    value, which is frozen already and kept as it is (any other read-only mapping there
+    must be frozen JSON too: it is not copied)."""
     usage = response.usage
-    return ModelCalled(
+    frozen: dict[str, JsonValue] = {}
+    for key, value in metadata.items():
+        if key == "request" and type(value) is MappingProxyType:
+            frozen[key] = value
+        else:
+            frozen[key] = freeze_json(value, path=f"metadata.{key}")
+    return from_frozen(
+        ModelCalled,
         model=response.model,
         tier=request.tier,
         input_tokens=usage.input_tokens,
@@ -35,5 +105,5 @@ def model_called(
         cache_write_tokens=usage.cache_write_tokens,
         latency_ms=elapsed_ms,
         cost=cost_of(spec, usage),
-        metadata=metadata,
+        metadata=MappingProxyType(frozen),
     )

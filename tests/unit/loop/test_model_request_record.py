@@ -7,12 +7,15 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from keel.events.base import to_plain
-from keel.events.codec import decode_event, encode_event
+import pytest
+
+from keel.events.base import NotJsonValue, to_plain
+from keel.events.codec import decode_event, dumps_event, encode_event
 from keel.events.model import ModelCalled
 from keel.ids import FakeClock
 from keel.llm.port import (
     ModelRequest,
+    ModelResponse,
     ToolCall,
     ToolSchema,
     assistant_message,
@@ -20,7 +23,7 @@ from keel.llm.port import (
     tool_message,
     user_message,
 )
-from keel.loop.model_call import request_record
+from keel.loop.model_record import model_called, request_record
 from keel.replay.run import replay
 from keel.testing import ConversationHarness, ScriptedModel
 
@@ -87,3 +90,47 @@ async def test_a_log_recorded_at_another_time_replays_the_same() -> None:
     assert calls and all("2025" in str(to_plain(e.metadata["request"])) for e in calls)
     report = await replay(harness.definition, harness.events)
     assert report.same, "\n".join(report.diff)
+
+
+def test_a_message_sent_again_keeps_its_frozen_form_and_new_ones_are_frozen() -> None:
+    system = system_message("You are Wren.")
+    user = user_message("my internet is down")
+    closing = system_message("Answer briefly.")
+    first = request_record(ModelRequest(messages=(system, user, closing)))
+    result = tool_message("call-1", '{"status": "outage"}')
+    again = request_record(ModelRequest(messages=(system, user, result, closing)))
+    before, after = first["messages"], again["messages"]
+    assert isinstance(before, tuple) and isinstance(after, tuple)
+    assert after[0] is before[0] and after[1] is before[1] and after[3] is before[2]
+    assert to_plain(after[2]) == to_plain(result)
+    # An equal message that is another object is frozen anew (identity, never equality).
+    copy = dict(user)
+    third = request_record(ModelRequest(messages=(system, copy)))  # type: ignore[arg-type]
+    messages = third["messages"]
+    assert isinstance(messages, tuple) and messages[1] is not after[1]
+    assert messages[1] == after[1]
+
+
+def test_a_new_message_that_is_not_json_is_refused_with_its_place() -> None:
+    system = system_message("You are Wren.")
+    request_record(ModelRequest(messages=(system,)))
+    bad = user_message("broken \ud800 text")
+    with pytest.raises(NotJsonValue, match=r"metadata\.request\.messages\[1\]"):
+        request_record(ModelRequest(messages=(system, bad)))
+
+
+def test_the_event_built_from_frozen_parts_equals_the_one_the_constructor_builds() -> None:
+    request = ModelRequest(messages=(system_message("s"), user_message("u")), tier="router")
+    response = ModelResponse(text="hi", model="m")
+    meta = {"tier_reason": "r", "request": request_record(request), "reply": {"role": "assistant"}}
+    event = model_called(request, response, spec=None, elapsed_ms=2.0, metadata=meta)
+    plain = ModelCalled(
+        model="m",
+        tier="router",
+        input_tokens=0,
+        output_tokens=0,
+        latency_ms=2.0,
+        metadata={**meta, "request": to_plain(meta["request"])},
+    )
+    assert event == plain
+    assert dumps_event(event) == dumps_event(plain)
