@@ -155,14 +155,18 @@ def fold(events: Iterable[Event], initial: ConversationState | None = None) -> C
     """Apply `events` in order to `initial` (a fresh conversation when None)."""
     state = initial or ConversationState()
     batch = events if type(events) is list or type(events) is tuple else list(events)
-    if not any(type(event) in _HANDLERS for event in batch):
+    # Plain loops and `in` (no call per event): this runs for every emit of every turn.
+    for event in batch:
+        if type(event) in _HANDLERS:
+            break
+    else:
         # Records only (most batches of a turn): the state moves on by their count alone.
         return _advanced(state, len(batch))
     builder = _Builder(state)
     for event in batch:
-        handler = _HANDLERS.get(type(event))
-        if handler is not None:
-            handler(builder, event)
+        kind = type(event)
+        if kind in _HANDLERS:
+            _HANDLERS[kind](builder, event)
     builder.last_seq += len(batch)
     return builder.build()
 

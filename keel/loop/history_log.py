@@ -41,6 +41,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import is_
+from typing import Any
 
 from keel.events.model import (
     BotMessage,
@@ -131,22 +132,17 @@ class _Reader:
             self.group = None
 
     def earlier(self, event: Event) -> None:
-        if isinstance(event, BotMessage):
-            self.bot(event)
-        elif not self.tool_results:
-            return
-        elif isinstance(event, ModelCalled):
-            self.reply(event)
-        elif isinstance(event, ToolExecuted):
-            self.executed(event)
-        elif isinstance(event, ToolCallRefused):
-            self.refused(event)
-        elif isinstance(event, PausePointCreated):
-            self.paused(event)
-        elif isinstance(event, PausePointResolved):
-            self.resolved(event)
-        elif isinstance(event, TurnStarted | TurnEnded):
-            self.close()
+        # By exact type (event classes have no subclasses): most events are none of these,
+        # and a lookup in `_EARLIER` costs no call where a chain of isinstance costs seven.
+        kind = type(event)
+        if kind is BotMessage:
+            self.bot(event)  # type: ignore[arg-type]
+        elif self.tool_results and kind in _EARLIER:
+            _EARLIER[kind](self, event)
+
+    def boundary(self, _event: Event) -> None:
+        """A turn started or ended: an open reply is closed."""
+        self.close()
 
     def bot(self, event: BotMessage) -> None:
         group = self.group
@@ -304,7 +300,7 @@ def read_history(
 
 def _read_earlier(reader: _Reader, event: Event) -> _Reader:
     """`read_history`'s step for an event before this turn: the reader to go on with."""
-    if isinstance(event, UserMessage):
+    if type(event) is UserMessage:
         if event.text.strip() == RESTART:
             return _Reader(reader.tool_results)
         reader.close()
@@ -314,6 +310,19 @@ def _read_earlier(reader: _Reader, event: Event) -> _Reader:
     else:
         reader.earlier(event)
     return reader
+
+
+_EARLIER: dict[type, Callable[[_Reader, Any], None]] = {
+    ModelCalled: _Reader.reply,
+    ToolExecuted: _Reader.executed,
+    ToolCallRefused: _Reader.refused,
+    PausePointCreated: _Reader.paused,
+    PausePointResolved: _Reader.resolved,
+    TurnStarted: _Reader.boundary,
+    TurnEnded: _Reader.boundary,
+}
+"""What an event of an earlier turn does to the reader when tool results are kept (a bot
+message always counts: `_Reader.earlier`)."""
 
 
 @dataclass(kw_only=True, slots=True)

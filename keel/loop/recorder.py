@@ -130,7 +130,10 @@ def with_slot_copies(events: Sequence[Event]) -> Sequence[Event]:
     """`events` with a `slot_set` copy right after each `memory_set` that has none there.
 
     The copy shares the write's frozen value (`from_frozen`: it is not frozen again)."""
-    if not any(isinstance(event, MemorySet) for event in events):
+    for event in events:  # a plain loop: no call per event on the usual path
+        if type(event) is MemorySet:
+            break
+    else:
         return events
     complete: list[Event] = []
     for index, event in enumerate(events):

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from keel.conditions import Outcome, evaluate
+from keel.events.base import StackFrame
 from keel.events.fold import ConversationState
 from keel.events.model import BotMessage, Event, MemoryCleared, MemorySet
 from keel.ids import Clock, IdSource
@@ -126,6 +127,11 @@ class TurnContext:
     on_tool_start: Callable[[str, Mapping[str, object]], None] | None = None
     """Called just before a builder tool runs (live progress; tests cancel turns here)."""
 
+    _active_skill: tuple[tuple[StackFrame, ...], AgentDefinition, Skill | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    """`active_skill`'s last answer and the stack and definition it was for."""
+
     @property
     def state(self) -> ConversationState:
         """The current folded state."""
@@ -134,8 +140,16 @@ class TurnContext:
     @property
     def active_skill(self) -> Skill | None:
         """The skill of the top skill frame."""
-        skill_id = self.state.active_skill_id
-        return None if skill_id is None else self.definition.skill(skill_id)
+        # Asked many times per round trip; the answer is kept while the stack and the
+        # definition are the very same objects (a fold keeps an unchanged stack's tuple).
+        stack, definition = self.recorder.state.stack, self.definition
+        kept = self._active_skill
+        if kept is not None and kept[0] is stack and kept[1] is definition:
+            return kept[2]
+        skill_id = self.recorder.state.active_skill_id
+        skill = None if skill_id is None else definition.skill(skill_id)
+        self._active_skill = (stack, definition, skill)
+        return skill
 
     def all_events(self) -> list[Event]:
         """The whole log so far: history plus this request's events."""
@@ -147,7 +161,10 @@ class TurnContext:
 
     async def emit(self, *events: Event) -> None:
         """Append events to the log; a memory change fires `utter: when:` triggers that rose."""
-        if not any(isinstance(e, MemorySet | MemoryCleared) for e in events):
+        for event in events:  # a plain loop: no call per event on the usual path
+            if type(event) is MemorySet or type(event) is MemoryCleared:
+                break
+        else:
             await self.recorder.emit(*events)
             return
         before = self.trigger_states()
