@@ -109,6 +109,18 @@ class TurnTiming:
 
 
 @dataclass(kw_only=True)
+class _Clock:
+    """One user turn's latency, measured as its first audio leaves (which may be after
+    the turn ended: the turn's messages are synthesised as they come)."""
+
+    text: str
+    decided_at: float
+    said: int = 0
+    """Bot messages of the turn handed to the player."""
+    recorded: bool = False
+
+
+@dataclass(kw_only=True)
 class _Spoken:
     """A bot message on its way to the caller."""
 
@@ -116,6 +128,8 @@ class _Spoken:
     turn_id: str | None
     mark: str = ""
     sent: bool = False
+    clock: _Clock | None = None
+    """The turn's latency clock, while its first audio is still to be sent."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,8 +174,7 @@ class VoiceCall:
         self._unplayed: dict[str, _Spoken] = {}
         self._current: _Spoken | None = None
         self._marks = 0
-        self._decided_at: float | None = None
-        self._first_audio: float | None = None
+        self._turn_clock: _Clock | None = None
         self._ended = False
         self._closing = False
         self._idle = asyncio.Event()
@@ -295,6 +308,9 @@ class VoiceCall:
         if self._player is not None:
             self._player.cancel()
             await asyncio.gather(self._player, return_exceptions=True)
+        for spoken in cut:
+            if spoken.clock is not None:
+                self._timed(spoken.clock, None)  # cut before its first audio
         self._unplayed.clear()
         self._current = None
         self._player = None if self._closing else asyncio.ensure_future(self._play())
@@ -327,7 +343,11 @@ class VoiceCall:
     async def _turn(self, utterance: _Utterance) -> None:
         if self._ended and utterance.text != SESSION_END:
             return
-        self._decided_at, self._first_audio = utterance.decided_at, None
+        self._turn_clock = (
+            None
+            if utterance.decided_at is None
+            else _Clock(text=utterance.text, decided_at=utterance.decided_at)
+        )
         run = start_message(
             self.runtime, self.settings.conversation_key, utterance.text, utterance.metadata
         )
@@ -352,22 +372,28 @@ class VoiceCall:
         finally:
             self._run = None
             self._check_idle()
-        if utterance.decided_at is not None:
-            self.timings.append(self._timing(utterance))
+        turn_clock, self._turn_clock = self._turn_clock, None
+        if turn_clock is not None and not turn_clock.said:
+            self._timed(turn_clock, None)  # nothing to say
         if self._ended and not self._closing:
             await self._idle.wait()  # the goodbye is heard first
             await self.sink.hangup()
 
-    def _timing(self, utterance: _Utterance) -> TurnTiming:
+    def _timed(self, turn_clock: _Clock, first_audio: float | None) -> None:
+        """Record the turn's latency once: its first audio frame was sent at `first_audio`
+        (None: the turn said nothing, or it was cut before any audio)."""
+        if turn_clock.recorded:
+            return
+        turn_clock.recorded = True
         first = None
-        if self._first_audio is not None and utterance.decided_at is not None:
-            first = round((self._first_audio - utterance.decided_at) * 1000, 3)
+        if first_audio is not None:
+            first = round((first_audio - turn_clock.decided_at) * 1000, 3)
         _log.info(
             "voice turn: first audio %s ms after the end of speech",
             first,
             extra={"conversation_id": self.settings.conversation_key, "first_audio_ms": first},
         )
-        return TurnTiming(text=utterance.text, first_audio_ms=first)
+        self.timings.append(TurnTiming(text=turn_clock.text, first_audio_ms=first))
 
     # -- speaking -----------------------------------------------------------------------
 
@@ -376,7 +402,10 @@ class VoiceCall:
         if not text:
             return
         self._idle.clear()
-        self._speech.put_nowait(_Spoken(text=text, turn_id=self._run_turn))
+        turn_clock = self._turn_clock
+        if turn_clock is not None:
+            turn_clock.said += 1
+        self._speech.put_nowait(_Spoken(text=text, turn_id=self._run_turn, clock=turn_clock))
 
     async def _play(self) -> None:
         """Speak the queued messages one after the other."""
@@ -392,9 +421,10 @@ class VoiceCall:
                 )
                 try:
                     async for chunk in chunks:
-                        if self._first_audio is None:
-                            self._first_audio = self.clock()
                         await self.sink.play(chunk)
+                        if spoken.clock is not None:  # the turn's first audio frame is out
+                            self._timed(spoken.clock, self.clock())
+                            spoken.clock = None
                 finally:
                     aclose = getattr(chunks, "aclose", None)
                     if aclose is not None:
