@@ -178,6 +178,13 @@ def _agent_section(r: Reporter, data: Mapping[Any, Any]) -> Mapping[Any, Any]:
             continue
         if key in NESTED_HONOURED_KEYS:
             _nested(r, data, key, line)
+        elif key == "voice":
+            message = (
+                "`agent.voice` is a legacy key: the voice channels read it only when their "
+                "integrations.yml block (`channels.twilio_media_streams`, `browser_audio`) "
+                "names no `asr` or `tts`"
+            )
+            r.warning("config.agent.legacy_key", line, message, key=f"agent.{key}")
         elif key in LEGACY_AGENT_KEYS:
             message = f"`agent.{key}` is a legacy key; it is kept but not used"
             r.warning("config.agent.legacy_key", line, message, key=f"agent.{key}")
