@@ -8,7 +8,6 @@ configured and adds a tap to every run, whose spans hang under the request's spa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -17,7 +16,6 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from keel.events.model import Event
 from keel.observe import otlp
 from keel.observe.metrics import METRICS_CONTENT_TYPE
 from keel.observe.providers import provider_lookup
@@ -42,26 +40,12 @@ def _telemetry(request: Request) -> Telemetry:
 TelemetryDep = Annotated[Telemetry, Depends(_telemetry)]
 
 
-class _ServerTap:
-    """A `TurnTap` as a run tap: the run's outcome says whether it failed."""
-
-    def __init__(self, tap: TurnTap) -> None:
-        self._tap = tap
-
-    async def event(self, seq: int, event: Event) -> None:
-        await self._tap.event(seq, event)
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        await self._tap.committed(first_seq, last_seq, started_at)
-
-    async def text_delta(self, text: str) -> None:
-        await self._tap.text_delta(text)
-
-    async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
-        await self._tap.tool_started(name, arguments)
+class _ServerTap(TurnTap):
+    """A `TurnTap` as a run tap (no wrapper: the engine awaits it once per event); the
+    run's outcome says whether it failed."""
 
     def finished(self, outcome: RunOutcome) -> None:
-        self._tap.finish(failed=outcome.failure is not None)
+        self.finish(failed=outcome.failure is not None)
 
 
 def server_telemetry(runtime: ServerRuntime, tracing: TracingConfig | None) -> Telemetry:
@@ -81,7 +65,7 @@ def attach_telemetry(telemetry: Telemetry, runtime: ServerRuntime) -> None:
     telemetry.open(agent=runtime.agent_id, provider_of=provider_lookup(runtime.definition))
 
     def tap(key: str) -> RunTap:
-        return _ServerTap(telemetry.tap(key))
+        return _ServerTap(telemetry, key, otel_context.get_current())
 
     runtime.runs.taps.append(tap)
 
