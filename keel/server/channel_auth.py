@@ -14,7 +14,7 @@ from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials
 
 from keel.server.auth import Principal
-from keel.server.deps import Runtime, _api_key, _bearer, get_principal
+from keel.server.deps import Runtime, _api_key, _bearer, principal_of
 from keel.server.errors import ApiError
 from keel.server.ratelimit import retry_after_header
 from keel.server.runtime import ServerRuntime
@@ -40,13 +40,13 @@ def channel_principal(
                 headers={"Retry-After": retry_after_header(wait)},
             )
         return Principal(name=RASA_LOCAL_OWNER, scopes=frozenset({"chat"}))
-    principal = get_principal(runtime, bearer, api_key)
+    principal = principal_of(runtime, bearer, api_key)
     if "chat" not in principal.scopes:
         raise ApiError(403, "auth.scope", "this endpoint needs the 'chat' scope")
     return principal
 
 
-def _rasa_key(
+async def _rasa_key(
     runtime: Runtime,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     api_key: Annotated[str | None, Depends(_api_key)],

@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Header, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 
 from keel.events.fold import ConversationState, fold
 from keel.loop.stack import withdrawal_reason
-from keel.server.deps import ChatKey, ConversationIdPath, Runtime
+from keel.server.deps import ChatKey, ConversationIdPath, Runtime, runtime_of
 from keel.server.engine_port import resolve_call
 from keel.server.errors import ERROR_RESPONSES, ApiError
+from keel.server.json_reply import JsonReply
 from keel.server.owners import store_key
 from keel.server.runs import TurnRun
 from keel.server.runtime import ServerRuntime
@@ -74,27 +75,26 @@ async def post_message(
     conversation_id: ConversationIdPath,
     body: Annotated[MessageRequest, Body()],
     principal: ChatKey,
-    runtime: Runtime,
     request: Request,
 ) -> Response:
     """Send a user message; the conversation is created by its first message."""
     key = store_key(principal.name, conversation_id)
-    run = start_message(runtime, key, body["text"], body.get("metadata"))
+    run = start_message(runtime_of(request), key, body["text"], body.get("metadata"))
     if wants_stream(request):
         return stream_run(run)
-    return JSONResponse(message_reply(conversation_id, await finish(run)))
+    return JsonReply(message_reply(conversation_id, await finish(run)))
 
 
 @router.get("/{conversation_id}", response_model=ConversationView, responses=_UNKNOWN)
 async def get_conversation(
     conversation_id: ConversationIdPath, principal: ChatKey, runtime: Runtime
-) -> JSONResponse:
+) -> JsonReply:
     """The conversation's state: status, active skill, stack, memory (pii masked), pause."""
     key = store_key(principal.name, conversation_id)
     state = fold(s.event for s in await _log(runtime, key))
     running = runtime.runs.active(key) is not None
     view = conversation_view(conversation_id, state, runtime.definition.memory, running=running)
-    return JSONResponse(view)
+    return JsonReply(view)
 
 
 @router.get("/{conversation_id}/events", response_model=EventsReply, responses=_UNKNOWN)
@@ -106,14 +106,14 @@ async def get_events(
         int, Query(ge=0, le=MAX_SEQ, description="Only events with a larger seq.")
     ] = 0,
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1_000,
-) -> JSONResponse:
+) -> JsonReply:
     """The conversation's log after seq `after`, as encoded events (at most `limit`), pii
     memory masked as in the state view."""
     key = store_key(principal.name, conversation_id)
     last = await known_last_seq(runtime, key)
     events = (await runtime.store.read(key, after_seq=after))[:limit]
     masked = runtime.definition.memory
-    return JSONResponse(events_reply(conversation_id, events, last, masked=masked))
+    return JsonReply(events_reply(conversation_id, events, last, masked=masked))
 
 
 @router.get(
@@ -199,13 +199,13 @@ async def post_approval(
     run = start_run(runtime, key, call)
     if wants_stream(request):
         return stream_run(run)
-    return JSONResponse(message_reply(conversation_id, await finish(run)))
+    return JsonReply(message_reply(conversation_id, await finish(run)))
 
 
 @router.post("/{conversation_id}/cancel", response_model=CancelReply, responses=_UNKNOWN)
 async def post_cancel(
     conversation_id: ConversationIdPath, principal: ChatKey, runtime: Runtime
-) -> JSONResponse:
+) -> JsonReply:
     """Cancel the turn running in this process; it is recorded as cancelled."""
     key = store_key(principal.name, conversation_id)
     run = runtime.runs.active(key)
@@ -221,4 +221,4 @@ async def post_cancel(
         "stop_reason": outcome.stop_reason,  # type: ignore[typeddict-item]
         "state": outcome.state.status,
     }
-    return JSONResponse(reply)
+    return JsonReply(reply)

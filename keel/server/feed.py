@@ -90,12 +90,14 @@ class TurnFeed:
 
     def __init__(self) -> None:
         self._items: list[FeedItem] = []
-        self._wake = asyncio.Event()
+        self._wake: asyncio.Event | None = None
+        """Set by the next push; made only when someone waits (most pushes have no
+        waiter: the request that started the turn waits for its outcome)."""
         self.last_seq = 0
         """The highest sequence number pushed so far."""
         self.followers = 0
         """How many `follow` iterations are active."""
-        self._followers_changed = asyncio.Event()
+        self._followers_changed: asyncio.Event | None = None
 
     @property
     def finished(self) -> bool:
@@ -111,12 +113,15 @@ class TurnFeed:
                 return
             self.last_seq = item.seq
         self._items.append(item)
-        wake, self._wake = self._wake, asyncio.Event()
-        wake.set()
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake.set()
 
     def next_push(self) -> asyncio.Event:
         """An event set by the next push (never, once finished): wait on it to learn that
         the feed grew without following it."""
+        if self._wake is None:
+            self._wake = asyncio.Event()
         return self._wake
 
     def position_after(self, seq: int) -> int:
@@ -133,7 +138,7 @@ class TurnFeed:
         self._count_follower(+1)
         try:
             while True:
-                wake = self._wake
+                wake = self.next_push()
                 while index < len(self._items):
                     item = self._items[index]
                     index += 1
@@ -146,10 +151,13 @@ class TurnFeed:
 
     def _count_follower(self, change: int) -> None:
         self.followers += change
-        changed, self._followers_changed = self._followers_changed, asyncio.Event()
-        changed.set()
+        changed, self._followers_changed = self._followers_changed, None
+        if changed is not None:
+            changed.set()
 
     async def until_followed(self, count: int) -> None:
         """Return once at least `count` followers are attached (used to order tests)."""
         while self.followers < count:
+            if self._followers_changed is None:
+                self._followers_changed = asyncio.Event()
             await self._followers_changed.wait()

@@ -23,6 +23,7 @@ HEADER = "x-request-id"
 CURRENT: ContextVar[str | None] = ContextVar("keel_request_id", default=None)
 """The id of the request being served in this task (None outside a request)."""
 
+_HEADER_BYTES = HEADER.encode("latin-1")
 _ACCEPTED = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 
 
@@ -46,7 +47,7 @@ class RequestId:
             return
         incoming = None
         for name, value in scope.get("headers", ()):
-            if name == HEADER.encode("latin-1"):
+            if name == _HEADER_BYTES:
                 incoming = value.decode("latin-1")
                 break
         request_id = accepted_id(incoming) or self._ids.new_id()
@@ -54,8 +55,8 @@ class RequestId:
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", ()) if k != b"x-request-id"]
-                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                headers = [(k, v) for k, v in message.get("headers", ()) if k != _HEADER_BYTES]
+                headers.append((_HEADER_BYTES, request_id.encode("latin-1")))
                 message = {**message, "headers": headers}
             await send(message)
 

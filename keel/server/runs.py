@@ -1,10 +1,10 @@
 """Running turns: at most one per conversation in this process, each cancellable.
 
 `RunRegistry.start` refuses a second run for a conversation that has one (the route
-answers 409) and otherwise starts a `TurnRun`: an asyncio task that runs the engine call
-in an inner task with a `FeedObserver`, so followers see every event as it is appended.
-Cancelling a run cancels only the inner task: the engine records the turn as cancelled
-and the run still reports its outcome.
+answers 409) and otherwise starts a `TurnRun`: one asyncio task that runs the engine call
+with a `FeedObserver`, so followers see every event as it is appended, and then reports
+the outcome. Cancelling a run cancels the engine call only: the engine records the turn
+as cancelled and the run still reports its outcome.
 """
 
 from __future__ import annotations
@@ -41,8 +41,13 @@ class TurnRun:
         self._store = store
         self._observer = FeedObserver(self.feed, key)
         self._tee = TeeObserver(self._observer, open_taps(taps, key)) if taps else None
-        observer = self._tee or self._observer
-        self._inner: asyncio.Task[TurnResult] = asyncio.ensure_future(call(observer))
+        self._call = call
+        self._calling = False
+        """True while the engine call runs (only then does `cancel` reach it)."""
+        self._cancel_first = False
+        """Cancelled before the task took its first step: the call is not made."""
+        self._called = False
+        """The engine call ended (returned, raised or was cancelled)."""
         self.task: asyncio.Task[RunOutcome] = asyncio.ensure_future(self._drive())
 
     @property
@@ -52,7 +57,12 @@ class TurnRun:
 
     def cancel(self) -> bool:
         """Cancel the engine call (the turn is recorded as cancelled); False if it ended."""
-        return self._inner.cancel()
+        if self._called or self._cancel_first:
+            return False
+        if not self._calling:
+            self._cancel_first = True
+            return True
+        return self.task.cancel()
 
     async def wait(self) -> RunOutcome:
         """The outcome; cancelling the waiter does not cancel the run."""
@@ -62,11 +72,15 @@ class TurnRun:
         result: TurnResult | None = None
         cancelled, failure = False, None
         try:
-            result = await self._inner
+            if self._cancel_first:
+                raise asyncio.CancelledError
+            self._calling = True
+            result = await self._call(self._tee or self._observer)
         except asyncio.CancelledError:
-            if not self._inner.cancelled():
-                raise
             cancelled = True
+            task = asyncio.current_task()
+            while task is not None and task.cancelling():
+                task.uncancel()  # the run goes on to report its outcome
         except PauseWithdrawn as exc:
             failure = Failure(status=409, code="approval.pause_withdrawn", message=str(exc))
         except PauseNotPending as exc:
@@ -80,6 +94,8 @@ class TurnRun:
                 "turn failed (%s)", where, extra={"conversation_id": self.key, "turn_id": turn_id}
             )
             failure = Failure(status=500, code="turn.failed", message=type(exc).__name__)
+        finally:
+            self._calling, self._called = False, True
         state = result.state if result is not None else await self._read_state()
         outcome = RunOutcome(
             events=tuple(self._observer.appended),
