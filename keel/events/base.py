@@ -259,7 +259,10 @@ def _frozen_fields(cls: type) -> tuple[tuple[str, _Freeze], ...]:
 
 def _freeze_fields(obj: object) -> None:
     """Deep-freeze the JSON and tuple fields of a just-built frozen dataclass, in place."""
-    for name, how in _frozen_fields(type(obj)):
+    cls = type(obj)
+    # A subscript, not a call (this runs for every event built).
+    specs = _FROZEN_FIELDS[cls] if cls in _FROZEN_FIELDS else _frozen_fields(cls)
+    for name, how in specs:
         raw = getattr(obj, name)
         frozen: object
         if how == "mapping":

@@ -209,15 +209,19 @@ def dumps_event(event: Event) -> str:
     non-finite number field raises `ValueError` (orjson would write it as null); JSON
     values inside were checked when the event was built.
     """
-    names, values_of = _encoding_of(type(event))
+    cls = type(event)
+    # Subscripts, operators and type constructors only: none of them is a call the profiler
+    # counts, and this runs for every event written.
+    found = _ENCODING[cls] if cls in _ENCODING else _encoding_of(cls)
+    names, values_of = found
     values = values_of(event)
     for value in values:
         # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
         if type(value) is float and value - value != 0.0:
             name = names[values.index(value)]
             raise ValueError(f"{event.kind}.{name}: {value!r} is not a finite number")
-    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
-    data.update(zip(names, values, strict=True))
+    data = dict(zip(names, values, strict=True))
+    data = {"type": event.kind, "v": SCHEMA_VERSION, **data}
     try:
         return orjson.dumps(data, default=_json_default).decode()
     except orjson.JSONEncodeError:

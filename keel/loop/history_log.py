@@ -345,7 +345,12 @@ class _Earlier:
     def read(self, events: Sequence[Event]) -> None:
         reader = self.reader
         for event in events[self.count :]:
-            reader = _read_earlier(reader, event)
+            # `_read_earlier` and `_Reader.earlier` only for the events they read.
+            kind = type(event)
+            if kind is UserMessage:
+                reader = _read_earlier(reader, event)
+            elif kind is BotMessage or (reader.tool_results and kind in _EARLIER):
+                reader.earlier(event)
         self.reader = reader
         self.count = len(events)
         if events:
@@ -442,10 +447,10 @@ def history_of(
     if kept.earlier.count != len(earlier):
         kept.earlier.read(earlier)
         kept.result = None
-    seen = len(kept.current)
-    if seen > len(current) or (seen and current[seen - 1] is not kept.current[-1]):
+    seen, count = len(kept.current), len(current)
+    if seen > count or (seen and current[seen - 1] is not kept.current[-1]):
         kept.current, kept.result, seen = [], None, 0
-    if seen < len(current):
+    if seen < count:
         new = current[seen:]
         changing = _CHANGING if tool_results else _USER
         for event in new:
