@@ -103,34 +103,63 @@ async def _phase(client: httpx.AsyncClient, shape: LoadShape, requests: int, tag
     )
 
 
-async def measure(base: str, shape: LoadShape, headers: dict[str, str]) -> Measured:
-    """Warm the server up, then measure `shape.requests` requests."""
+async def measure(
+    base: str, shape: LoadShape, headers: dict[str, str], tag: str = "measured"
+) -> Measured:
+    """Warm the server up, then measure `shape.requests` requests (the users' conversations
+    are named after `tag`: `{tag}-u{n}-c{k}`)."""
     limits = httpx.Limits(max_connections=shape.concurrency)
     async with httpx.AsyncClient(
         base_url=base, headers=headers, timeout=120, limits=limits
     ) as client:
         if shape.warmup:
-            await _phase(client, shape, shape.warmup, "warmup")
-        return await _phase(client, shape, shape.requests, "measured")
+            await _phase(client, shape, shape.warmup, f"warmup-{tag}")
+        return await _phase(client, shape, shape.requests, tag)
+
+
+def merged(parts: list[Measured]) -> Measured:
+    """Several measured runs of one server as one: requests, errors, time and latencies
+    added up."""
+    errors = [m.first_error for m in parts if m.first_error]
+    return Measured(
+        requests=sum(m.requests for m in parts),
+        errors=sum(m.errors for m in parts),
+        seconds=sum(m.seconds for m in parts),
+        latencies_ms=tuple(ms for m in parts for ms in m.latencies_ms),
+        first_error=errors[0] if errors else None,
+    )
 
 
 STAGES = ("load", "persist")
 """The turn stages reported next to the latency (the others take well under 0.1 ms here)."""
 
 
-async def stage_means(base: str, shape: LoadShape, headers: dict[str, str]) -> dict[str, float]:
-    """Mean milliseconds per turn of each of STAGES, from the `stage_timed` events Keel logged
-    in the measured conversations (each user's first one; wall-clock inside the server)."""
+async def stage_means(
+    base: str, shape: LoadShape, headers: dict[str, str], tags: list[str]
+) -> dict[str, float]:
+    """Mean milliseconds per turn of each of STAGES, from the stage timings Keel logged in the
+    measured conversations (each user's first one of each tag; wall-clock inside the
+    server)."""
     samples: dict[str, list[float]] = {stage: [] for stage in STAGES}
+    names = [f"{tag}-u{n}-c0" for tag in tags for n in range(shape.concurrency)]
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
-        for n in range(min(shape.concurrency, shape.requests)):
-            reply = await client.get(
-                f"/v1/conversations/measured-u{n}-c0/events", params={"limit": 10_000}
-            )
+        for name in names:
+            reply = await client.get(f"/v1/conversations/{name}/events", params={"limit": 10_000})
             if reply.status_code != 200:
                 continue
             for item in reply.json()["events"]:
-                event = item["event"]
-                if event["type"] == "stage_timed" and event["stage"] in samples:
-                    samples[event["stage"]].append(float(event["duration_ms"]))
+                for stage, ms in _timings(item["event"]):
+                    if stage in samples:
+                        samples[stage].append(ms)
     return {stage: statistics.mean(ms) if ms else 0.0 for stage, ms in samples.items()}
+
+
+def _timings(event: dict[str, object]) -> list[tuple[str, float]]:
+    """The (stage, ms) pairs of one encoded event: a turn's `stages_timed` (schema 8 on) or
+    one older `stage_timed`."""
+    if event.get("type") == "stages_timed" and isinstance(event.get("durations_ms"), dict):
+        durations: dict[str, object] = event["durations_ms"]  # type: ignore[assignment]
+        return [(k, float(v)) for k, v in durations.items() if isinstance(v, int | float)]
+    if event.get("type") == "stage_timed":
+        return [(str(event.get("stage")), float(event.get("duration_ms", 0.0)))]  # type: ignore[arg-type]
+    return []

@@ -18,6 +18,8 @@ class Row:
     """`-`, `sqlite` or `postgresql`."""
     workers: int
     measured: Measured
+    rounds: tuple[float, ...] = ()
+    """Turns per second of each interleaved round, in order."""
     stages: Mapping[str, float] = field(default_factory=dict)
     """Mean ms per turn of Keel's logged stages (`load`, `persist`); empty for the ceiling."""
 
@@ -31,12 +33,15 @@ RULE = "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --
 
 def table(rows: list[Row]) -> str:
     """A Markdown table; ratios are against the ceiling with the same number of workers."""
-    ceilings = {row.workers: row.measured for row in rows if row.server == "ceiling"}
+    ceilings = {row.workers: row for row in rows if row.server == "ceiling"}
     lines = [HEADER, RULE]
     for row in rows:
         m = row.measured
-        top = ceilings.get(row.workers)
+        ceiling = ceilings.get(row.workers)
+        top = ceiling.measured if ceiling else None
         speed = f"{m.per_second / top.per_second:.1%}" if top and top.per_second else "n/a"
+        if ceiling is not None and row is not ceiling:
+            speed += _spread(row.rounds, ceiling.rounds)
         p50 = f"{m.percentile(50) / top.percentile(50):.1f}x" if top and top.latencies_ms else "n/a"
         lines.append(
             f"| {row.server} | {row.store} | {row.workers} | {m.per_second:,.0f} "
@@ -48,3 +53,11 @@ def table(rows: list[Row]) -> str:
 
 def _stage(row: Row, name: str) -> str:
     return f"{row.stages[name]:.1f}" if name in row.stages else "-"
+
+
+def _spread(rounds: tuple[float, ...], ceiling: tuple[float, ...]) -> str:
+    """` (low-high%)`: the lowest and highest of the rounds' ratios to the ceiling's."""
+    ratios = [mine / top for mine, top in zip(rounds, ceiling, strict=False) if top]
+    if len(ratios) < 2:
+        return ""
+    return f" ({min(ratios):.0%}-{max(ratios):.0%})"

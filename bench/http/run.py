@@ -1,15 +1,20 @@
 """HTTP benchmark: Keel's chat API next to a bare FastAPI endpoint (the ceiling).
 
-    python bench/http/run.py [--requests 2000] [--concurrency 16] [--warmup 200]
+    python bench/http/run.py [--requests 2000] [--concurrency 16] [--warmup 200] [--rounds 5]
                              [--workers 1,3] [--stores sqlite,postgresql] [--write bench/RESULTS.md]
 
-For each worker count it runs, one after another with the same load generator (httpx
-async client, a fixed number of requests, a fixed concurrency):
+For each worker count it starts, side by side, with the same load generator (httpx async
+client, a fixed number of requests, a fixed concurrency):
 
 * `ceiling`: `ceiling.py`, a FastAPI endpoint doing the same JSON round trip, on uvicorn;
 * `keel` on SQLite and on PostgreSQL: `keel run examples/support --model scripted:...`
   where the scripted model answers "ok" at once (zero latency), so a turn is Keel's own
   work: auth, load and fold the log, route, build the prompt, call the model, persist.
+
+Each server is warmed up, then the measured requests are sent in `--rounds` rounds; every
+round measures each server in turn (the order rotating), so a change in the machine's
+other load falls on all of them alike. A server's numbers are its rounds added up; the
+ratio against the ceiling is given with the range of the rounds' ratios.
 
 It prints a table (turns per second, p50/p99 latency, ratios against the ceiling with the
 same workers) and, with `--write`, puts it in the "HTTP" section of bench/RESULTS.md with
@@ -29,16 +34,19 @@ import shlex
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from textwrap import fill
 
-from load import LoadShape, Measured, measure, stage_means
+from load import LoadShape, Measured, measure, merged, stage_means
 from report import Row, table
 from servers import (
     HEADERS,
     KEY,
     ROOT,
+    Served,
     Unavailable,
     ceiling_command,
     keel_command,
@@ -58,6 +66,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=2000, help="measured requests per run")
     parser.add_argument("--concurrency", type=int, default=16, help="requests in flight")
     parser.add_argument("--warmup", type=int, default=200, help="requests before measuring")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--workers", default="1,3", help="worker counts, comma-separated")
     parser.add_argument("--stores", default="sqlite,postgresql", help="Keel's stores")
     parser.add_argument(
@@ -67,59 +76,89 @@ def _options(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _measure(base: str, shape: LoadShape) -> Measured:
-    return asyncio.run(measure(base, shape, HEADERS))
+@dataclass(kw_only=True, slots=True)
+class _Target:
+    server: str
+    store: str
+    served: Served
+    rounds: list[Measured] = field(default_factory=list)
 
 
-def _measure_keel(base: str, shape: LoadShape) -> tuple[Measured, dict[str, float]]:
-    async def both() -> tuple[Measured, dict[str, float]]:
-        measured = await measure(base, shape, HEADERS)
-        return measured, await stage_means(base, shape, HEADERS)
-
-    return asyncio.run(both())
-
-
+@contextmanager
 def _keel(
-    store: str, workers: int, shape: LoadShape, work: Path, postgres_url: str
-) -> tuple[Measured, dict[str, float]]:
-    script = work / "ok.json"
-    # Every worker answers from its own copy of the script: each copy covers every request.
-    script.write_text(json.dumps(["ok"] * (shape.requests + shape.warmup + 10)))
+    store: str, workers: int, script: Path, work: Path, postgres_url: str
+) -> Iterator[Served]:
     env = {"KEEL_API_KEYS": f"bench:chat:{KEY}", "KEEL_RATE_LIMIT": "off"}
     log = work / f"keel-{store}-{workers}.log"
     if store == "sqlite":
         env["KEEL_DATABASE_URL"] = f"sqlite:///{work / f'bench-{workers}.db'}"
-        with serving(keel_command(workers, script), env=env, log=log) as base:
-            return _measure_keel(base, shape)
+        with serving(keel_command(workers, script), env=env, log=log) as served:
+            yield served
+        return
     schema = f"keel_bench_{os.getpid()}_{workers}"
     with postgres_schema(postgres_url, schema) as url:
         env["KEEL_DATABASE_URL"] = url
-        with serving(keel_command(workers, script), env=env, log=log) as base:
-            return _measure_keel(base, shape)
+        with serving(keel_command(workers, script), env=env, log=log) as served:
+            yield served
 
 
-def _run_all(options: argparse.Namespace, work: Path) -> list[Row]:
+def _targets(
+    stack: ExitStack, options: argparse.Namespace, workers: int, work: Path, shape: LoadShape
+) -> list[_Target]:
+    log = work / f"ceiling-{workers}.log"
+    ceiling = stack.enter_context(serving(ceiling_command(workers), env={}, log=log))
+    targets = [_Target(server="ceiling", store="-", served=ceiling)]
+    script = work / "ok.json"
+    # Every worker answers from its own copy of the script: each copy covers every request.
+    script.write_text(json.dumps(["ok"] * (shape.requests + shape.warmup + 10)))
+    for store in (s for s in options.stores.split(",") if s):
+        try:
+            served = stack.enter_context(_keel(store, workers, script, work, options.postgres_url))
+        except Unavailable as exc:
+            print(f"skipped keel on {store} with {workers} worker(s): {exc}", file=sys.stderr)
+            continue
+        targets.append(_Target(server="keel", store=store, served=served))
+    return targets
+
+
+def _run_workers(options: argparse.Namespace, workers: int, work: Path) -> list[Row]:
     shape = LoadShape(
         requests=options.requests, concurrency=options.concurrency, warmup=options.warmup
     )
-    stores = [s for s in options.stores.split(",") if s]
+    rounds = max(1, min(options.rounds, options.requests))
+    tags = [f"r{n}" for n in range(rounds)]
+    with ExitStack() as stack:
+        targets = _targets(stack, options, workers, work, shape)
+        for target in targets:
+            asyncio.run(measure(target.served.base, replace(shape, requests=0), HEADERS, "warm"))
+        for n, tag in enumerate(tags):
+            share = options.requests // rounds + (1 if n < options.requests % rounds else 0)
+            part = replace(shape, requests=share, warmup=0)
+            for target in targets[n % len(targets) :] + targets[: n % len(targets)]:
+                target.rounds.append(asyncio.run(measure(target.served.base, part, HEADERS, tag)))
+        rows = []
+        for target in targets:
+            stages: dict[str, float] = {}
+            if target.server == "keel":
+                stages = asyncio.run(stage_means(target.served.base, shape, HEADERS, tags))
+            rows.append(
+                Row(
+                    server=target.server,
+                    store=target.store,
+                    workers=workers,
+                    measured=merged(target.rounds),
+                    rounds=tuple(m.per_second for m in target.rounds),
+                    stages=stages,
+                )
+            )
+            _progress(rows[-1])
+    return rows
+
+
+def _run_all(options: argparse.Namespace, work: Path) -> list[Row]:
     rows: list[Row] = []
     for workers in (int(w) for w in options.workers.split(",")):
-        log = work / f"ceiling-{workers}.log"
-        with serving(ceiling_command(workers), env={}, log=log) as base:
-            rows.append(
-                Row(server="ceiling", store="-", workers=workers, measured=_measure(base, shape))
-            )
-        _progress(rows[-1])
-        for store in stores:
-            try:
-                measured, stages = _keel(store, workers, shape, work, options.postgres_url)
-            except Unavailable as exc:
-                print(f"skipped keel on {store} with {workers} worker(s): {exc}", file=sys.stderr)
-                continue
-            row = Row(server="keel", store=store, workers=workers, measured=measured)
-            rows.append(replace(row, stages=stages))
-            _progress(rows[-1])
+        rows.extend(_run_workers(options, workers, work))
     return rows
 
 
@@ -156,15 +195,19 @@ def _section(options: argparse.Namespace, argv: list[str], rows: list[Row], load
         "run: other work on the machine shows up in the numbers)."
     )
     how = (
-        f"{options.requests} measured requests after {options.warmup} warm-up ones, "
-        f"{options.concurrency} in flight; each virtual user sends 10 messages to a "
+        f"{options.requests} measured requests per server after {options.warmup} warm-up "
+        f"ones, {options.concurrency} in flight, in {options.rounds} interleaved rounds (each "
+        "round measures every server in turn, the order rotating; the servers run side by "
+        "side); each virtual user sends 10 messages to a "
         "conversation, then starts a new one (its first message also runs the session "
         'start). Keel serves examples/support with a scripted model that answers "ok" at '
         "once; the ceiling is a bare FastAPI endpoint with the same route, request "
-        "validation and answer shape, no auth, store or engine, on the same uvicorn. "
-        "Ratios compare with the ceiling at the same number of workers. `log load` and "
-        "`persist` are Keel's own `stage_timed` means per turn (reading the log; appending "
-        "to it), wall-clock inside the server."
+        "validation and answer shape, no auth, store or engine, on the same uvicorn "
+        "(h11, the same event loop, the access log at level warning). "
+        "Ratios compare with the ceiling at the same number of workers, all rounds added "
+        "up, with the lowest and highest round's ratio in brackets. `log load` and "
+        "`persist` are Keel's own stage timings, means per turn (reading the log; "
+        "appending to it), wall-clock inside the server."
     )
     return "\n".join(
         [fill(where, WIDTH), "", "```sh", command, "```", "", fill(how, WIDTH), "", table(rows)]

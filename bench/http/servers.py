@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -31,6 +32,15 @@ class Unavailable(Exception):
     """A server (or PostgreSQL) could not be used; the message says why."""
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Served:
+    """A server that answers: where, and its process (`--workers 1`: the one serving)."""
+
+    base: str
+    """Its base URL."""
+    pid: int
+
+
 def free_port() -> int:
     """A TCP port that was free on 127.0.0.1 a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -46,17 +56,28 @@ def keel_command(workers: int, script: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def profiled(out: Path, command: list[str]) -> list[str]:
+    """`command` (a `python -m` one) run by `profiled.py`, which counts calls between
+    SIGUSR1 and SIGUSR2 and writes them to `out`."""
+    python, flag, *rest = command
+    assert flag == "-m", command
+    return [python, str(HERE / "profiled.py"), str(out), flag, *rest]
+
+
 def ceiling_command(workers: int) -> list[str]:
-    """uvicorn serving the ceiling app the way `keel run` serves Keel."""
+    """uvicorn serving the ceiling app the way `keel run` serves Keel: the h11 protocol
+    (Keel's is h11 with a read timeout; uvicorn would pick httptools when installed),
+    uvicorn's own choice of event loop (`auto`, as `keel run` leaves it), the access log
+    on at level warning (as `keel run --log-level warning` has it)."""
     return [
         sys.executable, "-m", "uvicorn", "ceiling:app", "--app-dir", str(HERE),
-        "--workers", str(workers), "--log-level", "warning", "--no-access-log",
+        "--workers", str(workers), "--log-level", "warning", "--http", "h11", "--loop", "auto",
     ]  # fmt: skip
 
 
 @contextmanager
-def serving(command: list[str], *, env: dict[str, str], log: Path) -> Iterator[str]:
-    """Run `command` on a free port until the block ends; yields its base URL."""
+def serving(command: list[str], *, env: dict[str, str], log: Path) -> Iterator[Served]:
+    """Run `command` on a free port until the block ends; yields where it answers."""
     port = free_port()
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -68,7 +89,7 @@ def serving(command: list[str], *, env: dict[str, str], log: Path) -> Iterator[s
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(process, base, log)
-        yield base
+        yield Served(base=base, pid=process.pid)
     finally:
         process.terminate()
         try:
