@@ -125,6 +125,12 @@ async def test_a_mantle_voice_project_says_its_filler_and_a_barge_in_cancels_the
     cancelled = next(e for e in ended if e["stop_reason"] == "cancelled")
     assert barge["turn_id"] == cancelled["turn_id"]
     assert events.index(barge) > events.index(cancelled)
+    # Memory the tool wrote before its await was cut is kept (written before the cancelled
+    # turn ended), and written again by the step's second run.
+    key = "find_booking.lookup_started"
+    started = [e for e in events if e["type"] == "memory_set" and e["key"] == key]
+    assert [e["value"] for e in started] == ["call 1", "call 2"]
+    assert events.index(started[0]) < events.index(cancelled)
     runs = [e for e in events if e["type"] == "tool_executed" and e["tool_name"] == "slow_lookup"]
     assert len(runs) == 1  # the cancelled await left no record; the step ran again next turn
     said = [e["text"] for e in events if e["type"] == "bot_message"]
