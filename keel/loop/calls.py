@@ -39,7 +39,7 @@ async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Of
     if t.routing_call:
         # A routing call that chose no skill is a decision too.
         t.routing_call = False
-        candidates = tuple(s.skill_id for s in eligible_skills(t.definition, t.state))
+        candidates = tuple(s.skill_id for s in eligible_skills(t.definition, t.recorder.state))
         await t.emit(
             RoutingDecided(source="none", skill_id=None, tier=t.last_tier, candidates=candidates)
         )
@@ -72,7 +72,7 @@ async def _text_only(t: TurnContext, text: str) -> Next:
     if not text:
         return Next.WAIT
     await t.say(BotMessage(text=text, response_source="llm"))
-    frame = stack.top_block(t.state)
+    frame = stack.top_block(t.recorder.state)
     if frame is not None:
         found = frame_block(t.definition, frame)
         step = found[1].step(frame.step_id or "") if found else None
@@ -103,7 +103,9 @@ async def _tool_calls(
     t.transcript.append(message)
     if text:
         # In voice, on the turn's first call, the text is a filler said while tools run.
-        beside = voice.beside_tools(t.state, t.definition.config.prompts, text, first_call=first)
+        beside = voice.beside_tools(
+            t.recorder.state, t.definition.config.prompts, text, first_call=first
+        )
         await t.say(beside, in_transcript=False)
         if voice.is_filler(beside):
             # A filler is heard while the tools run: it is committed (and so delivered to
@@ -202,7 +204,7 @@ async def _builder(
         )
         return text, Next.CONTINUE
     if needs_confirmation(skill, call.name):
-        if t.state.pending_confirmation is not None:  # one pending at a time (§5.6 step 4)
+        if t.recorder.state.pending_confirmation is not None:  # one pending at a time (§5.6 step 4)
             text = await refuse(
                 t,
                 call,

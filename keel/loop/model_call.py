@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass
+from datetime import timedelta
 
 from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
@@ -54,7 +55,7 @@ _log = logging.getLogger(__name__)
 def call_mode(t: TurnContext) -> CallMode:
     """The mode of the next call: knowledge mode, and which entry a collect waits for."""
     entry = None
-    frame = stack.top_block(t.state)
+    frame = stack.top_block(t.recorder.state)
     if frame is not None:
         found = frame_block(t.definition, frame)
         if found is not None:
@@ -74,8 +75,10 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
         return KnowledgeAnswer(sections=knowledge)
     skill = t.active_skill
     if skill is None:
-        return Routing(eligible=tuple(s.document for s in eligible_skills(t.definition, t.state)))
-    frame = stack.top_block(t.state)
+        return Routing(
+            eligible=tuple(s.document for s in eligible_skills(t.definition, t.recorder.state))
+        )
+    frame = stack.top_block(t.recorder.state)
     step = None
     if frame is not None:
         found = frame_block(t.definition, frame)
@@ -85,7 +88,7 @@ def _situation(t: TurnContext, knowledge: tuple[KnowledgeSection, ...]) -> Situa
         block_id=frame.block_id if frame else None,
         step=step,
         already_collected=tuple(t.already_collected),
-        pending_confirmation=t.state.pending_confirmation,
+        pending_confirmation=t.recorder.state.pending_confirmation,
         resume_offer=lifecycle.resume_offer(t) == skill.skill_id,
     )
 
@@ -206,13 +209,13 @@ def build_request(
         now=t.clock.now(),
         situation=_situation(t, knowledge),
         skills=skill_documents(t.definition),
-        unavailable_skills=unavailable_skills(t.definition, t.state),
+        unavailable_skills=unavailable_skills(t.definition, t.recorder.state),
         offered_tools=schemas.names,
         first_iteration=t.model_calls == 0,
         schema=t.definition.memory,
-        memory=t.state.memory,
+        memory=t.recorder.state.memory,
         canned_replies=tuple(t.canned),
-        channel=channel_of(t.state),
+        channel=channel_of(t.recorder.state),
     )
     system, context = _system_messages(system_prompt(inputs))
     read = history(t)
@@ -284,7 +287,7 @@ def served_by(t: TurnContext, model: str, tier: str) -> ModelSpec | None:
 
 def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
     kept = ["current_turn_messages"]
-    if t.state.pending_confirmation is not None:
+    if t.recorder.state.pending_confirmation is not None:
         kept.append("pending_confirmation")
     if t.active_skill is not None:
         kept.append("collected_values")
@@ -339,7 +342,7 @@ async def call_model(
 ) -> tuple[ModelResponse, tuple[Offer, ...]]:
     """Ask the model once; records `model_called` with tokens and latency."""
     with t.timed("tools.build"):
-        offers = offered_tools(t.definition, t.state, call_mode(t))
+        offers = offered_tools(t.definition, t.recorder.state, call_mode(t))
     prepared = build_request(t, offers, knowledge)
     if prepared.fitted.dropped:
         _log_dropped(t, prepared.fitted)
@@ -351,6 +354,9 @@ async def call_model(
     return response, offers
 
 
+_MILLISECOND = timedelta(milliseconds=1)
+
+
 async def ask_recorded(
     t: TurnContext, request: ModelRequest, *, tier_reason: str, purpose: str | None = None
 ) -> ModelResponse:
@@ -358,11 +364,15 @@ async def ask_recorded(
     (with tokens, latency, cost, the request as sent and the reply: replays and the
     Inspector read them).
     `purpose` marks calls that are not the tool-calling loop's (`planner`, `filler`)."""
+    # One pair of clock reads for both the record's latency and the `model` stage.
     started = t.clock.now()
-    with t.timed("model"):
+    try:
         response = await _ask(t, request)
+    finally:
+        elapsed = (t.clock.now() - started) / _MILLISECOND
+        stage_ms = t.stage_ms
+        stage_ms["model"] = stage_ms["model"] + elapsed if "model" in stage_ms else elapsed
     t.model_calls += 1
-    elapsed = (t.clock.now() - started).total_seconds() * 1000
     spec = served_by(t, response.model, request.tier)
     meta: dict[str, object] = {
         "tier_reason": tier_reason,

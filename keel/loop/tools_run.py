@@ -18,10 +18,9 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
 
 from keel.conditions import Outcome
-from keel.events.base import JsonMapping, freeze_mapping, from_frozen
+from keel.events.base import freeze_mapping, from_frozen
 from keel.events.fold import PENDING_CONFIRMATION_KEY
 from keel.events.model import (
     BotMessage,
@@ -76,7 +75,7 @@ def effectful(skill: Skill, tool_name: str, definition: ToolDefinition) -> bool:
 
 def gate_open(t: TurnContext, skill: Skill, tool_name: str) -> bool:
     """The dispatch-time `requires` check (closed counts as not open)."""
-    return tool_gate(t.definition, t.state, skill, tool_name) is Outcome.TRUE
+    return tool_gate(t.definition, t.recorder.state, skill, tool_name) is Outcome.TRUE
 
 
 def needs_confirmation(skill: Skill, tool_name: str) -> bool:
@@ -133,14 +132,14 @@ async def pause_for_confirmation(
     said = name is not None or speak
     name = name or CONFIRMATION_RESPONSE
     values = confirmation_values(tool_name, args)
-    ask = render_response(t.definition, t.state, name, extra=values)
+    ask = render_response(t.definition, t.recorder.state, name, extra=values)
     if ask is not None and ask.utter_action != name:
         await t.say(ask)  # no variant could be filled: nothing may be asked
         return None
     if ask is None or not ask.text.strip():
         return None
     text = ask.text
-    frame = t.state.stack[-1] if t.state.stack else None
+    frame = t.recorder.state.stack[-1] if t.recorder.state.stack else None
     record = {
         "tool_name": tool_name,
         "tool_args": dict(args),
@@ -157,7 +156,7 @@ async def pause_for_confirmation(
         PausePointCreated(
             pause_id=t.new_id(),
             tool_name=tool_name,
-            tool_args=freeze_mapping(cast(Mapping[object, object], args)),
+            tool_args=freeze_mapping(args),  # type: ignore[arg-type]
             confirmation_ask=text,
             utter_on_user_denial=record["utter_on_user_denial"],  # type: ignore[arg-type]
             skill_id=skill.skill_id,
@@ -184,7 +183,7 @@ async def run_builder_tool(
     definition = skill.tools[tool_name]
     memory = ToolMemory(
         schema=t.definition.memory,
-        memory=t.state.memory,
+        memory=t.recorder.state.memory,
         active_skill=skill.skill_id,
         filled_by=tool_name,
     )
@@ -267,7 +266,7 @@ async def record_run(
         meta["plan_step"] = site.plan_step
     record = ToolExecuted(
         tool_name=tool_name,
-        arguments=cast(JsonMapping, args),
+        arguments=args,  # type: ignore[arg-type]
         source="local" if mcp_server is None else "mcp",
         result=run.result_text,
         is_error=run.is_error,
@@ -276,7 +275,7 @@ async def record_run(
         error_code=run.error_code if run.is_error else None,
         tool_call_id=site.call_id,
         tool_batch_id=site.batch_id,
-        metadata=cast(JsonMapping, meta),
+        metadata=meta,  # type: ignore[arg-type]
     )
     copy = from_frozen(
         McpToolExecuted,

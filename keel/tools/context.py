@@ -13,8 +13,7 @@ so a tool that forgets the `await` still sends.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Generator, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
@@ -187,11 +186,18 @@ def current_tool_context() -> ToolContext:
     return context
 
 
-@contextmanager
-def use_tool_context(context: ToolContext) -> Iterator[ToolContext]:
-    """Make `context` what `current_tool_context()` returns inside the `with` block."""
-    token = _CURRENT.set(context)
-    try:
-        yield context
-    finally:
-        _CURRENT.reset(token)
+class use_tool_context:
+    """Make `context` what `current_tool_context()` returns inside the `with` block (a
+    class, not a generator: every tool call enters one)."""
+
+    __slots__ = ("context", "token")
+
+    def __init__(self, context: ToolContext) -> None:
+        self.context = context
+
+    def __enter__(self) -> ToolContext:
+        self.token = _CURRENT.set(self.context)
+        return self.context
+
+    def __exit__(self, *_: object) -> None:
+        _CURRENT.reset(self.token)
