@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import timedelta
 
 from keel.events.base import from_frozen
 from keel.events.fold import ConversationState, fold
@@ -63,7 +64,9 @@ class Recorder:
         """Store appends made (one transaction each)."""
         self.persist_ms = 0.0
         """Milliseconds spent appending to the store (the `persist` stage)."""
-        self._committing = asyncio.Lock()
+        self._commit_busy = False
+        """A commit is under way (`commit` lets one run at a time)."""
+        self._commit_waiters: list[asyncio.Future[None]] = []
 
     async def emit(self, *events: Event) -> None:
         """Stamp `events` (those without a timestamp), fold them into `state` and buffer
@@ -85,7 +88,14 @@ class Recorder:
         observer. Nothing buffered: nothing happens. A failure rolls the batch back."""
         if not self.buffered:
             return
-        async with self._committing:
+        # One commit at a time (a concurrent tool's commit waits), without an asyncio.Lock's
+        # calls on the usual, uncontended path: a flag, and futures only for waiters.
+        while self._commit_busy:
+            waiter = asyncio.get_running_loop().create_future()
+            self._commit_waiters.append(waiter)
+            await waiter
+        self._commit_busy = True
+        try:
             batch, self.buffered = self.buffered, []
             if not batch:
                 return
@@ -97,7 +107,7 @@ class Recorder:
             except BaseException:
                 self._roll_back(batch)
                 raise
-            self.persist_ms += (self.clock.now() - started).total_seconds() * 1000
+            self.persist_ms += (self.clock.now() - started) / _MILLISECOND
             self.commits += 1
             # Events emitted while the append ran (a concurrent tool's) stay buffered.
             self.committed_state = (
@@ -109,6 +119,14 @@ class Recorder:
                 for item in stored:
                     await observer.event(item.seq, item.event)
                 await observer.committed(expected + 1, expected + len(batch), started.timestamp())
+        finally:
+            self._commit_busy = False
+            if self._commit_waiters:
+                # Every waiter looks again (one cancelled meanwhile loses no wake-up).
+                waiters, self._commit_waiters = self._commit_waiters, []
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
 
     def _roll_back(self, batch: list[Event]) -> None:
         """Forget a batch the store refused: the state is the committed one again, plus
@@ -122,6 +140,8 @@ class Recorder:
         back with a failed commit)."""
         return self.state.current_turn_id == turn_id
 
+
+_MILLISECOND = timedelta(milliseconds=1)
 
 ENGINE_WRITER = "engine"
 """`slot_set.filled_by` of a copy the recorder adds (the engine's own memory writes)."""

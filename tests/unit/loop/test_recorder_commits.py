@@ -6,6 +6,7 @@ SQLite file (docs/events.md, "What a crash can lose")."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -217,4 +218,46 @@ async def test_optimistic_concurrency_holds_at_commit(tmp_path: Path) -> None:
         await recorder.commit()
     assert [s.event.kind for s in await store.read("c")] == ["user_message"]
     assert recorder.state == ConversationState()
+    await store.close()
+
+
+class GatedStore(CountingStore):
+    """A real store whose appends wait at a gate the test opens (commits overlap)."""
+
+    def __init__(self, inner: EventStore) -> None:
+        super().__init__(inner)
+        self.gate = asyncio.Event()
+        self.entered = asyncio.Event()
+
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+    ) -> list[StoredEvent]:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().append(conversation_id, expected_seq, events)
+
+
+async def test_commits_run_one_at_a_time_and_a_cancelled_waiter_blocks_none(
+    tmp_path: Path,
+) -> None:
+    store = GatedStore(await open_store(f"sqlite:///{tmp_path / 'c.db'}"))
+    recorder = Recorder(
+        store=store, conversation_id="c", state=ConversationState(), clock=FakeClock()
+    )
+    await recorder.emit(TurnStarted(turn_id="t1"))
+    first = asyncio.create_task(recorder.commit())
+    await store.entered.wait()  # the first append is under way, its batch taken
+    await recorder.emit(BotMessage(text="one", response_source="verbatim"))
+    cancelled = asyncio.create_task(recorder.commit())
+    second = asyncio.create_task(recorder.commit())
+    for _ in range(3):
+        await asyncio.sleep(0)  # both reach the wait (no timing: a fixed number of steps)
+    assert store.batches == [] and not cancelled.done() and not second.done()
+    cancelled.cancel()
+    store.gate.set()
+    await asyncio.gather(first, second)
+    assert cancelled.cancelled()
+    assert store.batches == [["turn_started"], ["bot_message"]]
+    assert [s.event.kind for s in await store.read("c")] == ["turn_started", "bot_message"]
+    assert recorder.committed_state.last_seq == 2 and recorder.buffered == []
     await store.close()
