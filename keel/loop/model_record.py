@@ -46,25 +46,35 @@ def request_record(request: ModelRequest) -> JsonMapping:
     by identity, never by value: equal dicts may still differ, `1` and `True`)."""
     last = _last_sent[0]
     messages = request.messages
-    before: tuple[Message, ...] = () if last is None else last.messages
-    frozen: list[JsonMapping] = []
+    before: tuple[Message, ...] = ()
+    kept: tuple[JsonMapping, ...] = ()
+    if last is not None:
+        before, kept = last.messages, last.frozen
     # The messages sent last time come first again, in order (system message, history):
-    # walk them by position; past the first difference (a closing system message, this
-    # turn's new results), look the rest up among the last record's remaining messages.
-    rest: dict[int, int] | None = None
-    count = len(before)
-    for index, message in enumerate(messages):
-        if rest is None:
-            if index < count and before[index] is message:
-                frozen.append(last.frozen[index])  # type: ignore[union-attr]
-                continue
-            rest = {id(m): at for at, m in enumerate(before[index:], start=index)}
-        at = rest.get(id(message))
-        if at is not None and before[at] is message:
-            frozen.append(last.frozen[at])  # type: ignore[union-attr]
+    # the common prefix is found by position; each later message (a closing system message,
+    # this turn's new results) is looked for where the previous one was found, then among
+    # the last record's remaining messages (a changed system message costs one scan).
+    # Plain loops, subscripts and `+=`: no call per message reused.
+    count, total = len(before), len(messages)
+    same = 0
+    while same < count and same < total and messages[same] is before[same]:
+        same += 1
+    frozen = list(kept[:same])
+    cursor = same  # where the next message is expected in the last record
+    for index in range(same, total):
+        message = messages[index]
+        if cursor < count and before[cursor] is message:
+            frozen += (kept[cursor],)
+            cursor += 1
+            continue
+        for at in range(same, count):
+            if before[at] is message:
+                frozen += (kept[at],)
+                cursor = at + 1
+                break
         else:
             path = f"metadata.request.messages[{index}]"
-            frozen.append(freeze_mapping(message, path=path))  # type: ignore[arg-type]
+            frozen += (freeze_mapping(message, path=path),)  # type: ignore[arg-type]
     tools = request.tools
     if last is not None and last.tools is tools:
         names = last.names

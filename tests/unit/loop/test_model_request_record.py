@@ -134,3 +134,13 @@ def test_the_event_built_from_frozen_parts_equals_the_one_the_constructor_builds
     )
     assert event == plain
     assert dumps_event(event) == dumps_event(plain)
+
+
+def test_a_changed_system_message_keeps_the_history_after_it() -> None:
+    history = tuple(user_message(f"message {n}") for n in range(5))
+    first = request_record(ModelRequest(messages=(system_message("v1"), *history)))
+    again = request_record(ModelRequest(messages=(system_message("v2"), *history)))
+    before, after = first["messages"], again["messages"]
+    assert isinstance(before, tuple) and isinstance(after, tuple)
+    assert to_plain(after[0]) == {"role": "system", "content": "v2"}
+    assert all(after[n] is before[n] for n in range(1, 6))
