@@ -27,6 +27,7 @@ from keel.loop.history import Fitted, estimate_tokens, fit_history, keep_all, un
 from keel.loop.history_log import History, history_of
 from keel.loop.machine import frame_block
 from keel.loop.model_record import model_called, request_record
+from keel.loop.observer import reads_text
 from keel.loop.offer import (
     CallMode,
     Offer,
@@ -323,10 +324,10 @@ def _log_dropped(t: TurnContext, fitted: Fitted) -> None:
 
 
 async def _ask(t: TurnContext, request: ModelRequest) -> ModelResponse:
-    """`complete`, or `stream` with text deltas passed on when someone is watching."""
+    """`complete`, or `stream` with text deltas passed on when someone reads them."""
     observer = t.recorder.observer
     stream = getattr(t.model, "stream", None)
-    if observer is None or stream is None:
+    if observer is None or stream is None or not reads_text(observer):
         return await t.model.complete(request)
     async with aclosing(stream(request)) as events:
         async for item in events:

@@ -7,6 +7,11 @@ also hears each piece of model text as it streams in, and when a builder tool is
 run (a read-only tool may start before the events that led to it are committed). An
 observer must not raise; it may await (a slow client slows the turn, so keep it quick or
 buffer).
+
+An observer that never reads the model's text says so with a class attribute
+`reads_text = False` (`reads_text(observer)` reads it; absent means True): the engine then
+asks the model for the whole reply at once instead of streaming it (telemetry taps read
+only the committed events).
 """
 
 from __future__ import annotations
@@ -32,3 +37,9 @@ class TurnObserver(Protocol):
 
     async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
         """A builder tool is about to run with these (validated) arguments."""
+
+
+def reads_text(observer: TurnObserver) -> bool:
+    """Whether `observer` wants `text_delta` calls (its `reads_text`, True when it has
+    none): the engine streams the model's reply only for an observer that does."""
+    return getattr(observer, "reads_text", True) is not False

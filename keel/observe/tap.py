@@ -37,6 +37,9 @@ ProviderOf = Callable[[str, str], str]
 class TurnTap:
     """Observes one run; `finish` reports it. Never raises into the engine."""
 
+    reads_text = False
+    """The model's text is in the log: the engine need not stream it for a tap."""
+
     def __init__(self, telemetry: Telemetry, conversation_id: str, parent: Context) -> None:
         self._telemetry = telemetry
         self._clock = telemetry.clock
