@@ -1,7 +1,10 @@
 """`BatchExporter`: encoded spans queued by the server, posted in batches by one thread.
 
 `put` (the event loop's side) only appends the run's span bytes to a bounded queue under
-a lock: it never waits for the network. The thread posts a batch when `max_batch` spans
+a lock: it never waits for the network. `put_later` queues a run's spans unbuilt (a
+function that encodes them, and how many spans it counts as): the thread encodes them
+just before it posts their batch, so a run's request pays no encoding and the thread
+encodes a batch of runs in one go. The thread posts a batch when `max_batch` spans
 are waiting or `delay` seconds after the first one, and everything on `flush` and
 `close`. A full queue drops the run's spans; a batch the endpoint refused (or that could
 not be sent after its retries) is dropped too. Drops are counted (`stats`, the metrics'
@@ -23,6 +26,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import httpx
 
@@ -116,8 +120,18 @@ class OtlpHttp:
         self._client.close()
 
 
+@dataclass(frozen=True, slots=True)
+class Later:
+    """Spans to encode on the exporting thread: `build()` encodes them; `count` is what
+    they take of the queue (an estimate: the queue is bounded before they are built)."""
+
+    count: int
+    build: Callable[[], Sequence[bytes]]
+
+
 class BatchExporter:
-    """A bounded queue of encoded spans and the thread that posts them."""
+    """A bounded queue of encoded (or still to encode, `Later`) spans and the thread that
+    posts them."""
 
     def __init__(
         self,
@@ -133,7 +147,9 @@ class BatchExporter:
         self._max_queue = max(1, max_queue)
         self._max_batch = max(1, max_batch)
         self._delay = max(0.0, delay)
-        self._queue: deque[bytes] = deque()
+        self._queue: deque[bytes | Later] = deque()
+        self._size = 0
+        """Spans queued (a `Later` counts as its `count`)."""
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._put = 0
@@ -154,15 +170,24 @@ class BatchExporter:
         """Queue one run's spans; False (and counted) when they do not fit."""
         if not spans:
             return True
+        return self._queued(len(spans), spans)
+
+    def put_later(self, count: int, build: Callable[[], Sequence[bytes]]) -> bool:
+        """Queue spans that `build` encodes on the exporting thread, `count` of them (as
+        far as the queue's bound is concerned); False (and counted) when they do not fit."""
+        return self._queued(max(1, count), (Later(max(1, count), build),))
+
+    def _queued(self, count: int, entries: Sequence[bytes | Later]) -> bool:
         with self._lock:
-            if self._closing or len(self._queue) + len(spans) > self._max_queue:
-                self._full += len(spans)
-                self._dropped_locked(len(spans), "the export queue is full")
+            if self._closing or self._size + count > self._max_queue:
+                self._full += count
+                self._dropped_locked(count, "the export queue is full")
                 return False
             first = not self._queue
-            self._queue.extend(spans)
-            self._put += len(spans)
-            if first or len(self._queue) >= self._max_batch:
+            self._queue.extend(entries)
+            self._size += count
+            self._put += count
+            if first or self._size >= self._max_batch:
                 self._wake.notify()
         return True
 
@@ -208,15 +233,14 @@ class BatchExporter:
             self._unlogged = 0
             self._logged_at = now
 
-    def _take(self) -> list[bytes] | None:
-        """The next batch, waiting for one; None once closing with nothing left."""
+    def _take(self) -> tuple[list[bytes | Later], int] | None:
+        """The next batch and the spans it counts as, waiting for one; None once closing
+        with nothing left."""
         with self._lock:
             waited_from: float | None = None
             while True:
                 flushing = self._flush_to > self._done
-                if self._queue and (
-                    flushing or self._closing or len(self._queue) >= self._max_batch
-                ):
+                if self._queue and (flushing or self._closing or self._size >= self._max_batch):
                     break
                 if self._closing:
                     return None
@@ -230,24 +254,53 @@ class BatchExporter:
                 else:
                     waited_from = None
                     self._wake.wait()
-            count = min(self._max_batch, len(self._queue))
-            return [self._queue.popleft() for _ in range(count)]
+            batch: list[bytes | Later] = []
+            taken = 0
+            queue = self._queue
+            while queue and (not batch or taken < self._max_batch):
+                entry = queue.popleft()
+                batch.append(entry)
+                taken += entry.count if type(entry) is Later else 1
+            self._size -= taken
+            return batch, taken
+
+    def _built(self, batch: list[bytes | Later]) -> tuple[list[bytes], int]:
+        """The batch's span bytes, `Later` entries encoded now; and the count of those
+        that could not be built (logged, dropped)."""
+        spans: list[bytes] = []
+        lost = 0
+        for entry in batch:
+            if type(entry) is Later:
+                try:
+                    spans.extend(entry.build())
+                except Exception:  # a run that cannot be encoded must not stop the thread
+                    _log.exception("encoding spans for export")
+                    lost += entry.count
+            else:
+                spans.append(cast(bytes, entry))
+        return spans, lost
 
     def _run(self) -> None:
         while True:
-            batch = self._take()
-            if batch is None:
+            taken = self._take()
+            if taken is None:
                 return
+            batch, count = taken
+            spans, lost = self._built(batch)
             failure: str | None = None
-            try:
-                self._send(batch)
-            except Exception as exc:  # the exporter must outlive any failure
-                failure = str(exc) or type(exc).__name__
+            if spans:
+                try:
+                    self._send(spans)
+                except Exception as exc:  # the exporter must outlive any failure
+                    failure = str(exc) or type(exc).__name__
             with self._lock:
                 if failure is None:
-                    self._exported += len(batch)
+                    self._exported += len(spans)
                 else:
-                    self._failed += len(batch)
-                    self._dropped_locked(len(batch), f"export failed: {failure}")
-                self._done += len(batch)
+                    self._failed += len(spans)
+                    self._dropped_locked(len(spans), f"export failed: {failure}")
+                if lost:
+                    self._failed += lost
+                    self._dropped_locked(lost, "the spans could not be encoded")
+                self._done += count
                 self._wake.notify_all()

@@ -4,14 +4,16 @@ metrics and (when configured) tracing, which each finished tap feeds.
 A tap does little while the turn runs: it keeps each (seq, event), notes each commit (the
 recorder reports a batch's events, then `committed` with when its append started) and when
 each builder tool started. `finish` counts the run into the metrics and, when its trace
-is sampled, encodes its spans (`turn_spans`) and queues them for the exporting thread: a
-slow or absent collector never slows a turn (a full queue drops spans, counted).
+is sampled, queues the run for the exporting thread, which encodes its spans
+(`turn_spans`) just before it posts them: a slow or absent collector never slows a turn
+(a full queue drops spans, counted), and the request pays no encoding.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
@@ -22,6 +24,7 @@ from keel.observe.digest import digest
 from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
+from keel.observe.span_ids import new_span_id
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
 
@@ -127,7 +130,9 @@ class Telemetry:
             if tracing is not None:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    tracing.export(run_spans(self._options, record, under, turns=turns))
+                    count = len(turns) + sum(len(turn.calls) for turn in turns)
+                    build = partial(run_spans, self._options, record, under, new_span_id, turns)
+                    tracing.export_later(count, build)
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", record.conversation_id)
 

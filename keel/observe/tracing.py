@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -208,6 +208,11 @@ class Tracing:
         """Queue encoded spans (`otlp.span`); False when they were dropped."""
         return self.exporter.put(spans)
 
+    def export_later(self, count: int, build: Callable[[], Sequence[bytes]]) -> bool:
+        """Queue `count` spans that `build` encodes on the exporting thread; False when
+        they were dropped."""
+        return self.exporter.put_later(count, build)
+
     def stats(self) -> ExportStats:
         return self.exporter.stats()
 
@@ -227,6 +232,7 @@ class ServerSpan:
     encoded and queued when it ends (when sampled)."""
 
     __slots__ = (
+        "_end_ns",
         "_tracing",
         "attributes",
         "context",
@@ -252,6 +258,7 @@ class ServerSpan:
         self.parent = tracing.parent(parent_context)
         self.span_id = new_span_id()
         self.start_ns = start_ns
+        self._end_ns = start_ns
         self.attributes = attributes
         self.error: str | None = None
         """An error status's message, when the request failed."""
@@ -262,9 +269,13 @@ class ServerSpan:
         self.context = trace.set_span_in_context(NonRecordingSpan(own), parent_context)
 
     def end(self, end_ns: int) -> None:
-        """Queue the span (nothing when its trace is not sampled)."""
-        if not self.parent.sampled:
-            return
+        """Queue the span, encoded on the exporting thread (nothing when its trace is not
+        sampled); its attributes and events must not change after this."""
+        if self.parent.sampled:
+            self._end_ns = end_ns
+            self._tracing.export_later(1, self._encoded)
+
+    def _encoded(self) -> tuple[bytes]:
         parent = self.parent.span_id
         encoded = otlp.span(
             trace_id=self.parent.trace_id.to_bytes(16, "big"),
@@ -273,9 +284,9 @@ class ServerSpan:
             name=self.name,
             kind=otlp.SERVER,
             start_ns=self.start_ns,
-            end_ns=end_ns,
+            end_ns=self._end_ns,
             values=otlp.attributes(self.attributes),
             events=self.events,
             error=self.error,
         )
-        self._tracing.export([encoded])
+        return (encoded,)

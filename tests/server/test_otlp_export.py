@@ -4,6 +4,7 @@ variables' headers and compression, batches, a full queue and refused exports co
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -131,3 +132,33 @@ def test_an_unreachable_collector_never_blocks_the_caller() -> None:
     finally:
         tracing.close()
     assert tracing.stats().dropped_export_failed == 2
+
+
+def test_spans_queued_unbuilt_are_encoded_on_the_exporting_thread(
+    receiver: OtlpReceiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    built_on: list[str] = []
+
+    def build() -> list[bytes]:
+        built_on.append(threading.current_thread().name)
+        return _spans(2, "later")
+
+    def broken() -> list[bytes]:
+        raise ValueError("cannot encode")
+
+    tracing = Tracing(TracingConfig(endpoint=receiver.traces_url, max_queue=4, delay=60.0))
+    try:
+        with caplog.at_level(logging.WARNING, logger="keel.observe"):
+            assert tracing.export_later(2, build)
+            assert tracing.export_later(1, broken)
+            assert not tracing.export_later(2, build)  # 2 + 1 + 2 > 4: dropped whole
+            assert built_on == []  # nothing encoded on the caller's thread
+            assert tracing.export(_spans(1))
+            assert tracing.flush()
+    finally:
+        tracing.close()
+    assert built_on == ["keel-otlp-export"]
+    assert sorted(s.name for s in receiver.spans) == ["later 0", "later 1", "s 0"]
+    assert "encoding spans for export" in caplog.text
+    stats = tracing.stats()
+    assert (stats.exported, stats.dropped_queue_full, stats.dropped_export_failed) == (3, 2, 1)
