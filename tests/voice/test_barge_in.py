@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import VOICE_EXAMPLE, Served, serve
 from speech_kit import hear, say, words
 from twilio_client import RATE, FakeTwilio
+from voice_kit import VOICE_EXAMPLE, Served, serve
 
 MANTLE_VOICE = Path(__file__).resolve().parent / "mantle_voice"
 STORY_THEN_ORDER = "- tool_calls: [{name: activate, arguments: {target_id: store_story}}]\n" + (

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 import websockets
-from conftest import VOICE_EXAMPLE, Served, serve
 from speech_kit import say
+from voice_kit import VOICE_EXAMPLE, Served, serve
 
 from keel.speech.audio import silence
 

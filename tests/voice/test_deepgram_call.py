@@ -10,9 +10,9 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import serve
 from speech_kit import say
 from twilio_client import RATE, FakeTwilio
+from voice_kit import serve
 
 from keel.speech.audio import duration_ms
 from keel.testing.deepgram_server import DeepgramServer, Utterance

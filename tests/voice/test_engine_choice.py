@@ -8,7 +8,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from conftest import VOICE_EXAMPLE
+from voice_kit import VOICE_EXAMPLE
 
 from keel.project.definition import AgentDefinition
 from keel.project.load import load_project

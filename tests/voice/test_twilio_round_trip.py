@@ -11,9 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import VOICE_EXAMPLE, Served, serve
 from speech_kit import hear, say, words
 from twilio_client import RATE, FakeTwilio
+from voice_kit import VOICE_EXAMPLE, Served, serve
 
 SCRIPT = (VOICE_EXAMPLE / "scripts" / "calls.yml").read_text(encoding="utf-8")
 

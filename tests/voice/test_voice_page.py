@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import VOICE_EXAMPLE, Served, serve
 from speech_kit import say
+from voice_kit import VOICE_EXAMPLE, Served, serve
 
 from keel.speech.audio import silence, write_wav
 
