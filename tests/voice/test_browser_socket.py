@@ -90,3 +90,16 @@ async def test_a_call_outlives_the_http_read_timeout_and_is_answered(served: Ser
                 await socket.send(json.dumps({"event": "mark", "name": message["name"]}))
         await socket.send(json.dumps({"event": "stop"}))
     assert said[0].startswith("Hello, this is the Juniper order line")
+
+
+def test_the_voice_page_and_its_scripts_are_served_with_the_ui_policy(served: Served) -> None:
+    import httpx
+
+    page = httpx.get(f"{served.base_url}/ui/voice", timeout=30)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["content-security-policy"] == "default-src 'self'; frame-ancestors 'none'"
+    for name in ("voice.js", "voice-worklet.js"):
+        assert f"/ui/static/{name}" in page.text or name == "voice-worklet.js"
+        script = httpx.get(f"{served.base_url}/ui/static/{name}", timeout=30)
+        assert script.status_code == 200
+        assert script.headers["content-type"].startswith("text/javascript")
