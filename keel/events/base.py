@@ -216,6 +216,17 @@ def freeze_mapping(
         raise NotJsonValue(_locate(value, path, max_depth, max_depth)) from None
 
 
+class EncodedTuple(tuple):  # type: ignore[type-arg]
+    """A frozen JSON array that carries its own compact JSON text (`encoded`, UTF-8 bytes,
+    exactly what the codec would write for it), so the codec writes that text instead of
+    walking the items again: `model_called.metadata.request.messages`, whose messages are
+    frozen and encoded once each and reused by the calls after (`keel.loop.model_record`).
+    It equals the plain tuple of its items and reads like one; decoded, it is a plain tuple.
+    Its maker sets `encoded` once, right after building it."""
+
+    encoded: bytes
+
+
 def to_plain(value: object) -> object:
     """Turn a frozen value (JSON values, nested value dataclasses) into plain JSON data.
 
@@ -225,7 +236,7 @@ def to_plain(value: object) -> object:
     kind = type(value)
     if kind is MappingProxyType or kind is dict:
         return {key: to_plain(item) for key, item in value.items()}  # type: ignore[attr-defined]
-    if kind is tuple or kind is list:
+    if kind is tuple or kind is list or kind is EncodedTuple:
         return [to_plain(item) for item in value]  # type: ignore[attr-defined]
     if isinstance(value, Mapping):
         return {str(key): to_plain(item) for key, item in value.items()}

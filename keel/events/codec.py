@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import orjson
 
-from keel.events.base import NotJsonValue, to_plain
+from keel.events.base import EncodedTuple, NotJsonValue, to_plain
 from keel.events.errors import (
     EventDecodeError,
     MalformedEvent,
@@ -228,8 +228,22 @@ def dumps_event(event: Event) -> str:
         return _ENCODER.encode(data)
 
 
+def json_bytes(value: object) -> bytes | None:
+    """The compact JSON text of a frozen value, as `dumps_event` writes it inside an event
+    (UTF-8 bytes), or None when only the standard library's encoder can write it (an
+    integer beyond 64 bits): what an `EncodedTuple` carries."""
+    try:
+        return orjson.dumps(value, default=_json_default)
+    except orjson.JSONEncodeError:
+        return None
+
+
 def _json_default(value: object) -> object:
-    if type(value) is MappingProxyType or isinstance(value, Mapping):
+    if type(value) is MappingProxyType:
+        return dict(value)
+    if type(value) is EncodedTuple:
+        return orjson.Fragment(value.encoded)
+    if isinstance(value, Mapping):
         return dict(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {name: getattr(value, name) for name in _field_order(type(value))}

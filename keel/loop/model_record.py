@@ -18,7 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from keel.events.base import JsonMapping, JsonValue, freeze_json, freeze_mapping, from_frozen
+from keel.events.base import (
+    EncodedTuple,
+    JsonMapping,
+    JsonValue,
+    freeze_json,
+    freeze_mapping,
+    from_frozen,
+)
+from keel.events.codec import json_bytes
 from keel.events.model import ModelCalled
 from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema
 from keel.llm.usage import cost_of
@@ -31,6 +39,8 @@ class _Sent:
 
     messages: tuple[Message, ...]
     frozen: tuple[JsonMapping, ...]
+    parts: tuple[bytes | None, ...]
+    """Each frozen message's JSON text (None: only the standard library can write it)."""
     tools: tuple[ToolSchema, ...]
     names: tuple[str, ...]
 
@@ -48,8 +58,9 @@ def request_record(request: ModelRequest) -> JsonMapping:
     messages = request.messages
     before: tuple[Message, ...] = ()
     kept: tuple[JsonMapping, ...] = ()
+    kept_parts: tuple[bytes | None, ...] = ()
     if last is not None:
-        before, kept = last.messages, last.frozen
+        before, kept, kept_parts = last.messages, last.frozen, last.parts
     # The messages sent last time come first again, in order (system message, history):
     # the common prefix is found by position; each later message (a closing system message,
     # this turn's new results) is looked for where the previous one was found, then among
@@ -60,29 +71,44 @@ def request_record(request: ModelRequest) -> JsonMapping:
     while same < count and same < total and messages[same] is before[same]:
         same += 1
     frozen = list(kept[:same])
+    parts = list(kept_parts[:same])
     cursor = same  # where the next message is expected in the last record
     for index in range(same, total):
         message = messages[index]
         if cursor < count and before[cursor] is message:
             frozen += (kept[cursor],)
+            parts += (kept_parts[cursor],)
             cursor += 1
             continue
         for at in range(same, count):
             if before[at] is message:
                 frozen += (kept[at],)
+                parts += (kept_parts[at],)
                 cursor = at + 1
                 break
         else:
             path = f"metadata.request.messages[{index}]"
-            frozen += (freeze_mapping(message, path=path),)  # type: ignore[arg-type]
+            made = freeze_mapping(message, path=path)  # type: ignore[arg-type]
+            frozen += (made,)
+            # The message as given (plain dicts and lists, which orjson writes without asking
+            # back) has the frozen copy's very text: freezing changed no value, only types.
+            parts += (json_bytes(message),)
     tools = request.tools
     if last is not None and last.tools is tools:
         names = last.names
     else:
         names = tuple(tool.name for tool in tools)
-    messages_frozen = tuple(frozen)
-    _last_sent[0] = _Sent(messages=messages, frozen=messages_frozen, tools=tools, names=names)
-    return MappingProxyType({"messages": messages_frozen, "tools": names})
+    sent: tuple[JsonMapping, ...]
+    if None in parts:
+        sent = tuple(frozen)
+    else:
+        # The array's text from its messages' texts: the codec writes it as it is.
+        sent = encoded = EncodedTuple(frozen)
+        encoded.encoded = b"[" + b",".join(parts) + b"]"  # type: ignore[arg-type]
+    _last_sent[0] = _Sent(
+        messages=messages, frozen=sent, parts=tuple(parts), tools=tools, names=names
+    )
+    return MappingProxyType({"messages": sent, "tools": names})
 
 
 def model_called(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from keel.events.base import NotJsonValue, to_plain
-from keel.events.codec import decode_event, dumps_event, encode_event
+from keel.events.base import EncodedTuple, NotJsonValue, to_plain
+from keel.events.codec import decode_event, dumps_event, encode_event, loads_event
 from keel.events.model import ModelCalled
 from keel.ids import FakeClock
 from keel.llm.port import (
@@ -18,6 +18,7 @@ from keel.llm.port import (
     ModelResponse,
     ToolCall,
     ToolSchema,
+    Usage,
     assistant_message,
     system_message,
     tool_message,
@@ -144,3 +145,51 @@ def test_a_changed_system_message_keeps_the_history_after_it() -> None:
     assert isinstance(before, tuple) and isinstance(after, tuple)
     assert to_plain(after[0]) == {"role": "system", "content": "v2"}
     assert all(after[n] is before[n] for n in range(1, 6))
+
+
+def test_the_messages_carry_their_text_and_the_event_is_written_the_same() -> None:
+    call = ToolCall(id="call-1", name="find_outage", arguments='{"postcode": "LN4 7QP"}')
+    system = system_message("You are Wren. Ünïcode ✓")
+    request_record(ModelRequest(messages=(system,)))
+    request = ModelRequest(
+        messages=(system, user_message("down"), assistant_message(None, (call,))),
+    )
+    record = request_record(request)
+    messages = record["messages"]
+    assert isinstance(messages, EncodedTuple)
+    assert json.loads(messages.encoded) == to_plain(messages)
+    assert to_plain(record) == {"messages": [dict(m) for m in request.messages], "tools": []}
+    event = ModelCalled(
+        model="m",
+        tier="default",
+        input_tokens=1,
+        output_tokens=1,
+        latency_ms=1.0,
+        metadata={"request": to_plain(record)},
+    )
+    built = model_called(
+        request,
+        ModelResponse(text=None, model="m", usage=Usage(input_tokens=1, output_tokens=1)),
+        spec=None,
+        elapsed_ms=1.0,
+        metadata={"request": record},
+    )
+    # Written from the carried text, the line is the one written by walking the messages.
+    assert dumps_event(built) == dumps_event(event)
+    assert loads_event(dumps_event(built)) == built == event
+
+
+def test_a_message_only_the_standard_encoder_writes_is_walked() -> None:
+    big = {"role": "user", "content": "x", "n": 2**70}
+    record = request_record(ModelRequest(messages=(big,)))  # type: ignore[arg-type]
+    messages = record["messages"]
+    assert type(messages) is tuple
+    event = ModelCalled(
+        model="m",
+        tier="default",
+        input_tokens=1,
+        output_tokens=1,
+        latency_ms=1.0,
+        metadata={"request": record},
+    )
+    assert json.loads(dumps_event(event))["metadata"]["request"]["messages"][0]["n"] == 2**70
