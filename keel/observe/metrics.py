@@ -58,8 +58,8 @@ from keel.events.model import (
     ToolCallRefused,
     ToolExecuted,
     TurnEnded,
+    TurnStarted,
 )
-from keel.observe.digest import Turn, digest
 from keel.observe.export import ExportStats
 from keel.observe.record import RunRecord
 
@@ -74,6 +74,13 @@ METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 Labels = tuple[str, ...]
 _go_float = cast("Callable[[float], str]", _untyped_go_float)
 """The client's own `le` formatting (`1.0`, `+Inf`)."""
+
+
+_ERROR: Labels = ("error",)
+
+
+def _ignored(_event: Event) -> None:
+    """`observe` handles turns itself; their kinds are in the handlers to be found."""
 
 
 class Count:
@@ -226,8 +233,13 @@ class TurnMetrics:
             ModelCalled: self._model,
             ToolExecuted: self._tool,
             ToolCallRefused: self._refused,
+            PlanCacheDecided: self._decided,
+            TurnStarted: _ignored,
+            TurnEnded: _ignored,
         }
-        """The handler of each kind of call (`digest.CALL_KINDS`)."""
+        """The handler of each kind the metrics count (`observe` handles the turns')."""
+        self._model_keys: dict[tuple[str, str], tuple[Labels, ...]] = {}
+        """(tier, model) -> its label tuples: (tier, model) and one per token kind."""
         self.registry.register(_Families(self))
 
     def watch_export(self, stats: Callable[[], ExportStats]) -> None:
@@ -271,21 +283,37 @@ class TurnMetrics:
             del self._last_turn[key]
         return float(len(self._last_turn))
 
-    def observe(self, record: RunRecord, turns: Sequence[Turn] | None = None) -> None:
-        """Count what one run committed (`turns`: `digest(record)`, when the caller has it)."""
-        turns = digest(record) if turns is None else turns
+    def observe(self, record: RunRecord) -> int:
+        """Count what one run committed, in one pass over its events (events before its
+        first `turn_started` belong to no turn and are not counted; a turn with no
+        `turn_ended` counts as stop reason `error`). Returns the run's turns and calls
+        (the spans a trace of it has at least)."""
         handlers = self._handlers
-        for turn in turns:
-            for _, event, _ in turn.calls:
-                handlers[type(event)](event)
-            ended = turn.ended
-            for event in turn.noted:
-                if type(event) is PlanCacheDecided:
-                    self._decided(event)
-            if ended is not None:
-                self._turn(record, ended, turn.started.timestamp)
-            else:  # the run failed before the engine could end the turn
-                self.turns.inc(("error",))
+        started: float | None = None
+        ended = True
+        seen = 0
+        for item in record.events:
+            event = item[1]
+            kind = type(event)
+            handler = handlers.get(kind)
+            if handler is None:
+                continue
+            if kind is TurnStarted:
+                if not ended:  # the run failed before the engine could end that turn
+                    self.turns.inc(_ERROR)
+                started, ended = event.timestamp, False
+                seen += 1
+            elif started is None:
+                continue
+            elif kind is TurnEnded:
+                if not ended:
+                    ended = True
+                    self._turn(record, cast(TurnEnded, event), started)
+            else:
+                handler(event)
+                seen += kind is not PlanCacheDecided
+        if not ended:
+            self.turns.inc(_ERROR)
         commits = self.commit_seconds
         row = commits.values.get(())
         if row is None:
@@ -296,6 +324,7 @@ class TurnMetrics:
             seconds = seconds if seconds > 0.0 else 0.0
             row[bisect_left(bounds, seconds)] += 1
             row[-1] += seconds
+        return seen
 
     def _tool(self, event: Event) -> None:
         run = cast(ToolExecuted, event)
@@ -324,21 +353,30 @@ class TurnMetrics:
 
     def _model(self, event: Event) -> None:
         called = cast(ModelCalled, event)
-        tier, model = labels = (called.tier, called.model)
+        keys = self._model_keys.get((called.tier, called.model))
+        if keys is None:
+            keys = self._keys(called.tier, called.model)
+        labels, input_key, output_key, cached_key, write_key = keys
         self.model_calls.inc(labels)
         self.model_seconds.observe(labels, called.latency_ms / 1000)
         tokens = self.tokens.values
-        for kind, count in (
-            ("input", called.input_tokens),
-            ("output", called.output_tokens),
-            ("cached_input", called.cached_input_tokens),
-            ("cache_write", called.cache_write_tokens),
-        ):
-            if count or kind in ("input", "output"):
-                key = (tier, model, kind)
-                tokens[key] = tokens.get(key, 0.0) + count
+        tokens[input_key] = tokens.get(input_key, 0.0) + called.input_tokens
+        tokens[output_key] = tokens.get(output_key, 0.0) + called.output_tokens
+        if called.cached_input_tokens:
+            tokens[cached_key] = tokens.get(cached_key, 0.0) + called.cached_input_tokens
+        if called.cache_write_tokens:
+            tokens[write_key] = tokens.get(write_key, 0.0) + called.cache_write_tokens
         if called.cost is not None:
             self.cost.inc(labels, called.cost)
+
+    def _keys(self, tier: str, model: str) -> tuple[Labels, ...]:
+        if len(self._model_keys) >= 1024:
+            self._model_keys.clear()
+        keys = self._model_keys[(tier, model)] = (
+            (tier, model),
+            *((tier, model, kind) for kind in ("input", "output", "cached_input", "cache_write")),
+        )
+        return keys
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""

@@ -20,11 +20,9 @@ from opentelemetry import context as otel_context
 
 from keel.events.model import Event
 from keel.ids import Clock
-from keel.observe.digest import digest
 from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
-from keel.observe.span_ids import new_span_id
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
 
@@ -124,15 +122,12 @@ class Telemetry:
     def report(self, record: RunRecord, parent: Context) -> None:
         """Feed the metrics and queue the spans of one finished run (when sampled)."""
         try:
-            turns = digest(record)
-            self.metrics.observe(record, turns)
+            count = self.metrics.observe(record)
             tracing = self.tracing
             if tracing is not None:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    count = len(turns) + sum(len(turn.calls) for turn in turns)
-                    build = partial(run_spans, self._options, record, under, new_span_id, turns)
-                    tracing.export_later(count, build)
+                    tracing.export_later(count, partial(run_spans, self._options, record, under))
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", record.conversation_id)
 
