@@ -66,10 +66,10 @@ def test_floor_and_keel_run_both_scenarios(peers: dict[str, ModuleType]) -> None
 def test_keel_profile_splits_a_whole_turn(peers: dict[str, ModuleType]) -> None:
     scenario = peers["scenarios"].SCENARIOS["support"]
     case = peers["case_keel"].make(scenario)
-    shares, events = asyncio.run(peers["keel_profile"].profile(case, scenario, 2))
-    assert events > 0
-    assert sum(share.share for share in shares) == pytest.approx(1.0)
-    assert dict((s.label, s.share) for s in shares)["event store (in memory)"] > 0
+    profiled = asyncio.run(peers["keel_profile"].profile(case, scenario, 2))
+    assert profiled.events > 0 and profiled.calls_per_round_trip > 0
+    assert sum(share.share for share in profiled.shares) == pytest.approx(1.0)
+    assert dict((s.label, s.share) for s in profiled.shares)["event store"] > 0
 
 
 OLD = """\
