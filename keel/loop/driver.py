@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping
 
+from keel.errors import StoreError
 from keel.events.base import JsonValue
 from keel.events.fold import PendingConfirmation
 from keel.events.model import Event, RoutingDecided, UserMessage
@@ -226,7 +227,13 @@ async def guarded(t: TurnContext, work: Coroutine[object, object, Next]) -> None
         await t.recorder.commit()
         return
     await ending.finish_turn(t, outcome)
-    await t.recorder.commit()
+    try:
+        await t.recorder.commit()
+    except StoreError as exc:
+        # The turn's end is not stored (the next request closes the turn): logged, then
+        # the request fails, as a refused commit inside the work does.
+        log_turn_failure(t, exc)
+        raise
 
 
 async def _end_cancelled(t: TurnContext) -> None:
