@@ -26,7 +26,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import httpx
 
@@ -120,12 +120,11 @@ class OtlpHttp:
         self._client.close()
 
 
-@dataclass(frozen=True, slots=True)
-class Later:
-    """Spans to encode on the exporting thread: `build()` encodes them; `count` is what
+class Later(NamedTuple):
+    """Spans to encode on the exporting thread: `build()` encodes them; `size` is what
     they take of the queue (an estimate: the queue is bounded before they are built)."""
 
-    count: int
+    size: int
     build: Callable[[], Sequence[bytes]]
 
 
@@ -260,7 +259,7 @@ class BatchExporter:
             while queue and (not batch or taken < self._max_batch):
                 entry = queue.popleft()
                 batch.append(entry)
-                taken += entry.count if type(entry) is Later else 1
+                taken += entry.size if type(entry) is Later else 1
             self._size -= taken
             return batch, taken
 
@@ -275,7 +274,7 @@ class BatchExporter:
                     spans.extend(entry.build())
                 except Exception:  # a run that cannot be encoded must not stop the thread
                     _log.exception("encoding spans for export")
-                    lost += entry.count
+                    lost += entry.size
             else:
                 spans.append(cast(bytes, entry))
         return spans, lost

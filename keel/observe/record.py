@@ -2,17 +2,20 @@
 
 Times are epoch seconds from the engine's clock (the events' own `timestamp`s come from
 it too), so a run's spans and measures line up with its log.
+
+These are `NamedTuple`s, not frozen dataclasses: a run makes one of each per commit and
+tool start while it runs, and a frozen dataclass costs about three times as much to make
+(positionally, a named tuple about 0.35 µs against 1.1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from keel.events.model import Event
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     """One append to the store: the events committed together (one transaction).
 
     The recorder buffers a turn's events and commits them at its boundaries; `stamped` is
@@ -31,16 +34,14 @@ class Commit:
         return max(0.0, self.stored - self.stamped)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolStart:
+class ToolStart(NamedTuple):
     """A builder tool was about to run (`TurnObserver.tool_started`)."""
 
     name: str
     at: float
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunRecord:
+class RunRecord(NamedTuple):
     """Everything one request's run committed, in log order."""
 
     conversation_id: str

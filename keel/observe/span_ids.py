@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 def new_span_id() -> int:
@@ -16,10 +16,9 @@ def new_trace_id() -> int:
     return random.getrandbits(128) or 1
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Parent:
+class Parent(NamedTuple):
     """Where a span hangs: its trace, its parent span (None for a root) and whether the
-    trace is sampled."""
+    trace is sampled (a `NamedTuple`: one is made per request and per run)."""
 
     trace_id: int
     span_id: int | None

@@ -58,30 +58,23 @@ class TurnTap:
     async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
         """A commit ended now: its append started at `started_at`."""
         stored = self._clock.now().timestamp()
-        self._commits.append(
-            Commit(first_seq=first_seq, last_seq=last_seq, stamped=started_at, stored=stored)
-        )
+        self._commits.append(Commit(first_seq, last_seq, started_at, stored))
 
     async def text_delta(self, text: str) -> None:
         """Model text is not kept (the whole reply is in the log)."""
 
     async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
         """A builder tool starts now."""
-        self._starts.append(ToolStart(name=name, at=self._clock.now().timestamp()))
+        self._starts.append(ToolStart(name, self._clock.now().timestamp()))
 
     def finish(self, *, failed: bool = False) -> RunRecord | None:
         """Report the run to the metrics and the tracer (once); the record, for tests."""
         if self._finished:
             return None
         self._finished = True
-        record = RunRecord(
-            conversation_id=self._conversation_id,
-            events=tuple(self._events),
-            commits=tuple(self._commits),
-            tool_starts=tuple(self._starts),
-            ended_at=self._clock.now().timestamp(),
-            failed=failed,
-        )
+        ended_at = self._clock.now().timestamp()
+        events, commits, starts = tuple(self._events), tuple(self._commits), tuple(self._starts)
+        record = RunRecord(self._conversation_id, events, commits, starts, ended_at, failed)
         self._telemetry.report(record, self._parent)
         return record
 

@@ -200,9 +200,9 @@ class Tracing:
         found = trace.get_current_span(context).get_span_context()
         if found.is_valid:
             sampled = self.sampler.sampled(found.trace_id, found.trace_flags.sampled)
-            return Parent(trace_id=found.trace_id, span_id=found.span_id, sampled=sampled)
+            return Parent(found.trace_id, found.span_id, sampled)
         trace_id = new_trace_id()
-        return Parent(trace_id=trace_id, span_id=None, sampled=self.sampler.sampled(trace_id, None))
+        return Parent(trace_id, None, self.sampler.sampled(trace_id, None))
 
     def export(self, spans: Sequence[bytes]) -> bool:
         """Queue encoded spans (`otlp.span`); False when they were dropped."""
