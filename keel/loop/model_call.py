@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
@@ -201,13 +201,18 @@ class Prepared:
 
 
 def build_request(
-    t: TurnContext, offers: tuple[Offer, ...], knowledge: tuple[KnowledgeSection, ...]
+    t: TurnContext,
+    offers: tuple[Offer, ...],
+    knowledge: tuple[KnowledgeSection, ...],
+    *,
+    now: datetime | None = None,
 ) -> Prepared:
-    """The request for the next call."""
+    """The request for the next call (`now`: the clock read just before, if the caller
+    has one; else the clock is read)."""
     schemas = offered_schemas(offers)
     inputs = PromptInputs(
         config=t.definition.config,
-        now=t.clock.now(),
+        now=t.clock.now() if now is None else now,
         situation=_situation(t, knowledge),
         skills=skill_documents(t.definition),
         unavailable_skills=unavailable_skills(t.definition, t.recorder.state),
@@ -222,7 +227,10 @@ def build_request(
     read = history(t)
     current = read.current
     budget = t.definition.integrations.llm.max_prompt_tokens
-    with t.timed("compress"):
+    # The `compress` and `tier` stages, back to back: three clock reads for the two.
+    stage_ms = t.stage_ms
+    started = t.clock.now()
+    try:
         if budget is None:
             fitted = keep_all(read.messages())
         else:
@@ -233,8 +241,15 @@ def build_request(
                 budget=budget,
                 sizes=read.sizes(unit_tokens),
             )
-    with t.timed("tier"):
+    finally:
+        compressed = t.clock.now()
+        elapsed = (compressed - started) / _MILLISECOND
+        stage_ms["compress"] = stage_ms["compress"] + elapsed if "compress" in stage_ms else elapsed
+    try:
         choice = choose(t)
+    finally:
+        elapsed = (t.clock.now() - compressed) / _MILLISECOND
+        stage_ms["tier"] = stage_ms["tier"] + elapsed if "tier" in stage_ms else elapsed
     cache = PromptCache(
         stable_system_chars=len(str(system["content"])),
         key=cache_key(t.definition.config.id or "", t.recorder.conversation_id),
@@ -342,9 +357,18 @@ async def call_model(
     t: TurnContext, knowledge: tuple[KnowledgeSection, ...] = ()
 ) -> tuple[ModelResponse, tuple[Offer, ...]]:
     """Ask the model once; records `model_called` with tokens and latency."""
-    with t.timed("tools.build"):
+    # The `tools.build` stage's end is the prompt's clock reading (one read for both).
+    started = t.clock.now()
+    try:
         offers = offered_tools(t.definition, t.recorder.state, call_mode(t))
-    prepared = build_request(t, offers, knowledge)
+    finally:
+        built = t.clock.now()
+        elapsed = (built - started) / _MILLISECOND
+        stage_ms = t.stage_ms
+        stage_ms["tools.build"] = (
+            stage_ms["tools.build"] + elapsed if "tools.build" in stage_ms else elapsed
+        )
+    prepared = build_request(t, offers, knowledge, now=built)
     if prepared.fitted.dropped:
         _log_dropped(t, prepared.fitted)
         await t.emit(_compressed(t, prepared.fitted))

@@ -74,7 +74,11 @@ class Recorder:
         if not events:
             return
         now = self.clock.now().timestamp()
-        complete = with_slot_copies(events)
+        complete: Sequence[Event] = events
+        for event in events:  # `with_slot_copies` only when there is a write to copy
+            if type(event) is MemorySet:
+                complete = with_slot_copies(events)
+                break
         for event in complete:
             if not event.timestamp:
                 # `keel.events.base.stamp`, inlined: one call less per event emitted.
