@@ -77,6 +77,8 @@ _go_float = cast("Callable[[float], str]", _untyped_go_float)
 
 
 _ERROR: Labels = ("error",)
+_PRUNE_FLOOR = 4096
+"""Conversations remembered for `keel_conversations_active` before the first prune."""
 
 
 def _ignored(_event: Event) -> None:
@@ -166,6 +168,9 @@ class TurnMetrics:
         self._in_progress = in_progress
         self._window = active_window
         self._last_turn: dict[str, float] = {}
+        """Conversation id -> its last turn's end (pruned at a scrape, and whenever it
+        doubled since it was last pruned, so it stays bounded with no scrape)."""
+        self._prune_at = _PRUNE_FLOOR
         self._export: Callable[[], ExportStats] | None = None
         self.turns = Count("keel_turns", "Turns ended, by stop reason.", "stop_reason")
         self.turn_seconds = Spread(
@@ -278,10 +283,14 @@ class TurnMetrics:
             yield dropped
 
     def _active(self) -> float:
-        horizon = self._now() - self._window
+        self._prune(self._now())
+        return float(len(self._last_turn))
+
+    def _prune(self, now: float) -> None:
+        horizon = now - self._window
         for key in [k for k, at in self._last_turn.items() if at < horizon]:
             del self._last_turn[key]
-        return float(len(self._last_turn))
+        self._prune_at = max(_PRUNE_FLOOR, 2 * len(self._last_turn))
 
     def observe(self, record: RunRecord) -> int:
         """Count what one run committed, in one pass over its events (events before its
@@ -344,7 +353,10 @@ class TurnMetrics:
 
     def _turn(self, record: RunRecord, event: TurnEnded, started: float | None) -> None:
         self.turns.inc((event.stop_reason,))
-        self._last_turn[record.conversation_id] = event.timestamp
+        last = self._last_turn
+        last[record.conversation_id] = event.timestamp
+        if len(last) > self._prune_at:
+            self._prune(event.timestamp)
         if started is None:
             return
         stored = [c.stored for c in record.commits if c.stamped >= event.timestamp]

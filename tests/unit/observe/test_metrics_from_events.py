@@ -82,3 +82,27 @@ def test_a_run_that_failed_before_ending_its_turn_counts_as_an_error_turn() -> N
     metrics.observe(_record([TurnStarted(turn_id="t1", timestamp=10.0)], failed=True))
     got = _samples(metrics)
     assert got[("keel_turns_total", frozenset({"stop_reason": "error"}.items()))] == 1
+
+
+def test_active_conversations_stay_bounded_with_no_scrape() -> None:
+    # One conversation a second, each its own turn; the window is 10 seconds. Nobody
+    # scrapes, yet what is remembered for keel_conversations_active stays bounded.
+    metrics = TurnMetrics(now=lambda: 20_000.0, active_window=10.0)
+    for n in range(20_000):
+        at = float(n)
+        metrics.observe(
+            RunRecord(
+                conversation_id=f"c{n}",
+                events=(
+                    (1, TurnStarted(turn_id="t", timestamp=at)),
+                    (2, TurnEnded(turn_id="t", stop_reason="end_turn", timestamp=at)),
+                ),
+                commits=(),
+                tool_starts=(),
+                ended_at=at,
+            )
+        )
+    assert len(metrics._last_turn) <= 2 * 4096
+    got = _samples(metrics)
+    assert got[("keel_turns_total", frozenset({"stop_reason": "end_turn"}.items()))] == 20_000
+    assert got[("keel_conversations_active", frozenset())] == 10  # the last 10 seconds
