@@ -13,6 +13,7 @@ dataclass field types at runtime, so they must be real objects, not strings.
 
 import dataclasses
 import math
+import operator
 import typing
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -264,8 +265,15 @@ def _frozen_fields(cls: type) -> tuple[tuple[str, _Freeze], ...]:
             specs.append((f.name, "value"))
         elif typing.get_origin(f.type) is tuple:
             specs.append((f.name, "tuple"))
+    names = [name for name, _ in specs]
+    # One getter of every such field's value, a tuple even for one field (named twice).
+    if names:
+        _FROZEN_GETTERS[cls] = operator.attrgetter(*names, *names[:1])
     _FROZEN_FIELDS[cls] = tuple(specs)
     return _FROZEN_FIELDS[cls]
+
+
+_FROZEN_GETTERS: dict[type, typing.Callable[[object], tuple[typing.Any, ...]]] = {}
 
 
 def _freeze_fields(obj: object) -> None:
@@ -273,8 +281,9 @@ def _freeze_fields(obj: object) -> None:
     cls = type(obj)
     # A subscript, not a call (this runs for every event built).
     specs = _FROZEN_FIELDS[cls] if cls in _FROZEN_FIELDS else _frozen_fields(cls)
-    for name, how in specs:
-        raw = getattr(obj, name)
+    if not specs:
+        return
+    for (name, how), raw in zip(specs, _FROZEN_GETTERS[cls](obj), strict=False):
         frozen: object
         if how == "mapping":
             if raw is EMPTY:

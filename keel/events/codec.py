@@ -228,16 +228,6 @@ def dumps_event(event: Event) -> str:
         return _ENCODER.encode(data)
 
 
-def json_bytes(value: object) -> bytes | None:
-    """The compact JSON text of a frozen value, as `dumps_event` writes it inside an event
-    (UTF-8 bytes), or None when only the standard library's encoder can write it (an
-    integer beyond 64 bits): what an `EncodedTuple` carries."""
-    try:
-        return orjson.dumps(value, default=_json_default)
-    except orjson.JSONEncodeError:
-        return None
-
-
 def _json_default(value: object) -> object:
     if type(value) is MappingProxyType:
         return dict(value)

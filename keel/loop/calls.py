@@ -49,7 +49,7 @@ async def handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Of
 async def _handle_reply(t: TurnContext, response: ModelResponse, offers: tuple[Offer, ...]) -> Next:
     text = (response.text or "").strip()
     calls = list(response.tool_calls)
-    batch = t.new_id()
+    batch = t.ids.new_id()
     listens = [c for c in calls if c.name == LISTEN]
     others = [c for c in calls if c.name != LISTEN]
     # `listen` alone ends the turn silently; with text or other tools it is dropped (§7.4).

@@ -406,7 +406,8 @@ async def ask_recorded(
     }
     if purpose is not None:
         meta["purpose"] = purpose
-    await t.emit(
+    # Straight to the recorder: a call record is no memory write (no trigger to check).
+    await t.recorder.emit(
         model_called(request, response, spec=spec, elapsed_ms=elapsed, metadata=meta)  # type: ignore[arg-type]
     )
     return response

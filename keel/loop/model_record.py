@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+import orjson
+
 from keel.events.base import (
     EncodedTuple,
     JsonMapping,
@@ -26,7 +28,6 @@ from keel.events.base import (
     freeze_mapping,
     from_frozen,
 )
-from keel.events.codec import json_bytes
 from keel.events.model import ModelCalled
 from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema
 from keel.llm.usage import cost_of
@@ -92,7 +93,11 @@ def request_record(request: ModelRequest) -> JsonMapping:
             frozen += (made,)
             # The message as given (plain dicts and lists, which orjson writes without asking
             # back) has the frozen copy's very text: freezing changed no value, only types.
-            parts += (json_bytes(message),)
+            try:
+                part: bytes | None = orjson.dumps(message)
+            except (TypeError, orjson.JSONEncodeError):
+                part = None  # not plain data, or a big integer: the codec walks it
+            parts += (part,)
     tools = request.tools
     if last is not None and last.tools is tools:
         names = last.names

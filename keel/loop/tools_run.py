@@ -288,4 +288,5 @@ async def record_run(
         mcp_server=record.mcp_server,
         error_code=record.error_code,
     )
-    await t.emit(record, copy)
+    # Straight to the recorder: a tool record is no memory write (no trigger to check).
+    await t.recorder.emit(record, copy)
