@@ -27,6 +27,10 @@ class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
 
+    def seconds(self) -> float:
+        """`now()` in epoch seconds, without making a `datetime` (about 0.9 µs)."""
+        return time.time()
+
 
 class UuidSource:
     """Random UUID4 hex ids."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from opentelemetry import context as otel_context
 
 from keel.events.model import Event
-from keel.ids import Clock
+from keel.ids import Clock, SystemClock
 from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
@@ -43,7 +43,7 @@ class TurnTap:
 
     def __init__(self, telemetry: Telemetry, conversation_id: str, parent: Context) -> None:
         self._telemetry = telemetry
-        self._clock = telemetry.clock
+        self._seconds = telemetry.seconds
         self._conversation_id = conversation_id
         self._parent = parent
         self._events: list[tuple[int, Event]] = []
@@ -57,7 +57,7 @@ class TurnTap:
 
     async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
         """A commit ended now: its append started at `started_at`."""
-        stored = self._clock.now().timestamp()
+        stored = self._seconds()
         self._commits.append(Commit(first_seq, last_seq, started_at, stored))
 
     async def text_delta(self, text: str) -> None:
@@ -65,18 +65,24 @@ class TurnTap:
 
     async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
         """A builder tool starts now."""
-        self._starts.append(ToolStart(name, self._clock.now().timestamp()))
+        self._starts.append(ToolStart(name, self._seconds()))
 
     def finish(self, *, failed: bool = False) -> RunRecord | None:
         """Report the run to the metrics and the tracer (once); the record, for tests."""
         if self._finished:
             return None
         self._finished = True
-        ended_at = self._clock.now().timestamp()
+        ended_at = self._seconds()
         events, commits, starts = tuple(self._events), tuple(self._commits), tuple(self._starts)
         record = RunRecord(self._conversation_id, events, commits, starts, ended_at, failed)
         self._telemetry.report(record, self._parent)
         return record
+
+
+def _seconds_of(clock: Clock) -> Callable[[], float]:
+    if isinstance(clock, SystemClock):
+        return clock.seconds
+    return lambda: clock.now().timestamp()
 
 
 class Telemetry:
@@ -90,8 +96,11 @@ class Telemetry:
         in_progress: Callable[[], int] = lambda: 0,
     ) -> None:
         self.clock = clock
+        self.seconds: Callable[[], float] = _seconds_of(clock)
+        """The clock's time in epoch seconds (`SystemClock.seconds` for the system clock: a
+        `datetime` costs about 0.9 µs, and a tap reads the time per commit and tool)."""
         self.config = tracing
-        self.metrics = TurnMetrics(now=lambda: clock.now().timestamp(), in_progress=in_progress)
+        self.metrics = TurnMetrics(now=self.seconds, in_progress=in_progress)
         self.tracing: Tracing | None = None
         self._options = SpanOptions(agent="keel", provider_of=lambda _m, _t: OTHER_PROVIDER)
 

@@ -90,13 +90,13 @@ class TraceRequests:
         if scope["type"] != "http" or tracing is None:
             await self.app(scope, receive, send)
             return
-        clock = self.telemetry.clock
+        seconds = self.telemetry.seconds
         method = scope.get("method", "GET")
         span = ServerSpan(
             tracing,
             method,
             propagate.extract(_headers(scope)),
-            start_ns=int(clock.now().timestamp() * 1e9),
+            start_ns=int(seconds() * 1e9),
             attributes={
                 "http.request.method": method,
                 "url.path": scope.get("path", ""),
@@ -119,7 +119,7 @@ class TraceRequests:
             span.attributes["error.type"] = type(exc).__qualname__
             span.error = type(exc).__name__
             described = {"exception.type": type(exc).__qualname__, "exception.message": str(exc)}
-            at = int(clock.now().timestamp() * 1e9)
+            at = int(seconds() * 1e9)
             span.events.append(otlp.event("exception", at, described))
             raise
         finally:
@@ -130,7 +130,7 @@ class TraceRequests:
                 span.name = f"{method} {route}"
             if status and status[0] >= 500 and span.error is None:
                 span.error = ""
-            span.end(int(clock.now().timestamp() * 1e9))
+            span.end(int(seconds() * 1e9))
 
 
 @router.get(

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
 from keel.events.model import Event
-from keel.ids import FakeClock
+from keel.ids import FakeClock, SystemClock
 from keel.llm.port import ModelRequest, StreamDone, StreamEvent, TextDelta
 from keel.loop.engine import Engine
 from keel.loop.observer import TurnObserver, reads_text
@@ -91,3 +91,13 @@ def test_a_telemetry_tap_reads_no_text() -> None:
     assert isinstance(tap, TurnTap)
     assert reads_text(tap) is False
     assert reads_text(Reader()) is True
+
+
+def test_a_tap_reads_the_injected_clock() -> None:
+    clock = FakeClock()
+    telemetry = Telemetry(clock=clock)
+    assert telemetry.seconds() == clock.now().timestamp()
+    clock.advance(2.5)
+    assert telemetry.seconds() == clock.now().timestamp()
+    system = SystemClock()
+    assert Telemetry(clock=system).seconds == system.seconds
