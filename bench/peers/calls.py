@@ -32,10 +32,14 @@ class _Counting:
         self.appends = 0
         self.events = 0
 
-    async def append(self, conversation_id: str, expected_seq: int, events: object) -> object:
+    async def append(
+        self, conversation_id: str, expected_seq: int, events: object, *, durable: bool = True
+    ) -> object:
         self.appends += 1
         self.events += len(events)  # type: ignore[arg-type]
-        return await self.inner.append(conversation_id, expected_seq, events)  # type: ignore[attr-defined]
+        return await self.inner.append(  # type: ignore[attr-defined]
+            conversation_id, expected_seq, events, durable=durable
+        )
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)

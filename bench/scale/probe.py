@@ -205,11 +205,16 @@ class TimedStore:
             self._probe.leave()
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         self._probe.enter("persist")
         try:
-            return await self._store.append(conversation_id, expected_seq, events)
+            return await self._store.append(conversation_id, expected_seq, events, durable=durable)
         finally:
             self._probe.leave()
 

@@ -94,7 +94,12 @@ class SqlalchemyPreparedPostgresStore(SqlalchemyPostgresStore):
     """SQLAlchemy with the asyncpg store's statements as prepared driver SQL."""
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         args = (
             conversation_id,

@@ -18,10 +18,15 @@ class PublishingStore:
         self.publisher = publisher
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """Append to `inner`; once that committed, offer the stored events (never waits)."""
-        stored = await self.inner.append(conversation_id, expected_seq, events)
+        stored = await self.inner.append(conversation_id, expected_seq, events, durable=durable)
         # After the commit, and synchronous: a broker that is down or slow cannot delay or
         # undo it, and appends of one conversation reach the queue in their commit order.
         self.publisher.offer(stored)

@@ -87,9 +87,10 @@ class Recorder:
         self.buffered.extend(complete)
         self.events.extend(complete)
 
-    async def commit(self) -> None:
+    async def commit(self, *, durable: bool = False) -> None:
         """Append the buffered events in one `store.append`, then report them to the
-        observer. Nothing buffered: nothing happens. A failure rolls the batch back."""
+        observer. Nothing buffered: nothing happens. A failure rolls the batch back.
+        `durable`: the commit must reach stable storage (an effect's boundary)."""
         if not self.buffered:
             return
         # One commit at a time (a concurrent tool's commit waits), without an asyncio.Lock's
@@ -107,7 +108,9 @@ class Recorder:
             expected = self.committed_state.last_seq
             started = self.clock.now()
             try:
-                stored = await self.store.append(self.conversation_id, expected, batch)
+                stored = await self.store.append(
+                    self.conversation_id, expected, batch, durable=durable
+                )
             except BaseException:
                 self._roll_back(batch)
                 raise

@@ -194,10 +194,11 @@ async def run_builder_tool(
         conversation_id=t.recorder.conversation_id,
     )
     # Commit boundaries (docs/events.md): what led to an effect is stored before it runs,
-    # and its record right after; a read-only tool's run costs no commit.
+    # and its record right after, both durably (synced to disk: after a power loss the
+    # effect must not run again); a read-only tool's run costs no commit.
     effect = site.confirmed or effectful(skill, tool_name, definition)
     if effect:
-        await t.recorder.commit()
+        await t.recorder.commit(durable=True)
     if t.on_tool_start is not None:
         t.on_tool_start(tool_name, args)
     observer = t.recorder.observer
@@ -219,7 +220,7 @@ async def run_builder_tool(
         t, tool_name, args, run, site, skill_id=skill.skill_id, mcp_server=definition.mcp_server
     )
     if effect:
-        await t.recorder.commit()
+        await t.recorder.commit(durable=True)
     constraint = constraint_of(skill, tool_name)
     if constraint is not None:
         follow = constraint.on_failure if run.is_error else constraint.on_success

@@ -39,7 +39,12 @@ class InMemoryEventStore:
         self._conversation_locks = KeyedLocks()
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """See `EventStore.append`."""
         async with self._lock:

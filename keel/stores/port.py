@@ -48,12 +48,23 @@ class EventStore(Protocol):
     """Where conversation logs live. Implementations must pass `keel.stores.conformance`."""
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """Append `events` as seqs `expected_seq + 1, ...`, all or nothing.
 
         Raises `ConcurrencyConflict` when the conversation's last seq is not `expected_seq`.
         An empty `events` checks `expected_seq` and writes nothing.
+
+        `durable`: on stable storage when this returns (the commits around an effectful
+        tool's run: its record must survive a power loss, or the effect could run twice).
+        `durable=False`: it survives a crash of this process at once, but an OS crash or a
+        power loss of the database's host may lose it (and the commits after it) until the
+        database syncs it; a store may treat every commit as durable (docs/events.md).
         """
         ...
 

@@ -39,7 +39,7 @@ import asyncio
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -92,7 +92,13 @@ _LAST_SEQ_SQL = "SELECT coalesce(max(seq), 0) FROM events WHERE conversation_id 
 _READ_SQL = "SELECT seq, data FROM events WHERE conversation_id = $1 AND seq > $2 ORDER BY seq"
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-_SERVER_SETTINGS_IN_URL = ("options", "application_name")
+_SERVER_SETTINGS_IN_URL = ("options", "application_name", "synchronous_commit")
+RELAXED_COMMITS = {"synchronous_commit": "off"}
+_DURABLE_COMMIT_SQL = "SET LOCAL synchronous_commit TO on"
+"""The append pool's session default: a commit is acknowledged once in PostgreSQL's memory
+(a crash of Keel loses nothing; a crash of the database host can lose the last ones).
+A durable append sets `synchronous_commit` back to `on` for its own transaction;
+`?synchronous_commit=on` in the URL makes every commit durable."""
 _log = logging.getLogger(__name__)
 
 
@@ -152,6 +158,7 @@ async def create_postgres_pool(
     schema: str | None = None,
     max_size: int = 10,
     reset: Callable[[asyncpg.Connection], Awaitable[None]] | None = None,
+    defaults: Mapping[str, str] | None = None,
 ) -> asyncpg.Pool:
     """An asyncpg pool of at most `max_size` connections, opened as they are needed, set up
     like `create_postgres_engine`'s (same URL parameters, server settings and timeouts).
@@ -161,6 +168,7 @@ async def create_postgres_pool(
     left open anyway, and waits for a cancelled query's cancellation before `reset`).
     """
     parsed, settings = _server_settings(url, schema)
+    settings = {**(defaults or {}), **settings}  # what the URL says wins
     # The dialect's own translation (host, port, multi-host URLs, query parameters), so a
     # URL means the same connection to the pool as to the engine. SQLAlchemy is untyped here.
     dialect = PGDialect_asyncpg()  # type: ignore[no-untyped-call]
@@ -261,7 +269,13 @@ class PostgresEventStore(SqlEventStore):
             if resolved is None:
                 raise StoreError("no schema on the search path exists; create one or pass one")
             lock_sessions = _LockSessions()
-            pools.append(await create_postgres_pool(parsed, schema=schema, max_size=pool_size))
+            # The appends' sessions commit without waiting for the WAL flush unless an
+            # append asks to be durable (`append(durable=True)`) or the URL sets it.
+            pools.append(
+                await create_postgres_pool(
+                    parsed, schema=schema, max_size=pool_size, defaults=RELAXED_COMMITS
+                )
+            )
             pools.append(
                 await create_postgres_pool(
                     parsed, schema=schema, max_size=lock_pool_size, reset=lock_sessions.reset
@@ -309,7 +323,12 @@ class PostgresEventStore(SqlEventStore):
                 await conn.execute(text(f'CREATE SCHEMA "{self._schema}"'))
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """See `EventStore.append`: one statement, checked and inserted at once."""
         if not events:
@@ -322,9 +341,13 @@ class PostgresEventStore(SqlEventStore):
         now = self._clock.now().timestamp()
         try:
             async with self._pool.acquire(timeout=POOL_TIMEOUT_S) as conn:
-                status = await conn.execute(
-                    _APPEND_SQL, conversation_id, expected_seq, SCHEMA_VERSION, now, kinds, data
-                )
+                args = (conversation_id, expected_seq, SCHEMA_VERSION, now, kinds, data)
+                if durable:
+                    async with conn.transaction():
+                        await conn.execute(_DURABLE_COMMIT_SQL)
+                        status = await conn.execute(_APPEND_SQL, *args)
+                else:
+                    status = await conn.execute(_APPEND_SQL, *args)
         except asyncpg.UniqueViolationError as exc:
             # Another writer stored one of our seqs between our check and our insert.
             actual = await self.last_seq(conversation_id)

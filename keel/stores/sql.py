@@ -84,7 +84,12 @@ class SqlEventStore:
         return PROCESS_LOCKS.hold((self._lock_scope, conversation_id))
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """See `EventStore.append`."""
         now = self._clock.now().timestamp()

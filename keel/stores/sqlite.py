@@ -187,10 +187,22 @@ def _stored_last_seq(conn: sqlite3.Connection, conversation_id: str) -> int:
 
 
 def _append_rows(
-    conn: sqlite3.Connection, conversation_id: str, expected_seq: int, rows: list[_Row]
+    conn: sqlite3.Connection,
+    conversation_id: str,
+    expected_seq: int,
+    rows: list[_Row],
+    synced: bool = False,
 ) -> int:
     """The writer's job: insert `rows` if the last seq is `expected_seq`, in one transaction.
-    Returns the last seq found (the rows were written if and only if it is `expected_seq`)."""
+    Returns the last seq found (the rows were written if and only if it is `expected_seq`).
+    `synced`: this commit syncs the log to disk (FULL) on a NORMAL connection, and with it
+    every commit before it (the WAL is one file, synced whole)."""
+    if synced:
+        conn.execute("PRAGMA synchronous = FULL")  # outside the transaction: SQLite's rule
+        try:
+            return _append_rows(conn, conversation_id, expected_seq, rows)
+        finally:
+            conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("BEGIN IMMEDIATE")
     try:
         actual = _stored_last_seq(conn, conversation_id)
@@ -238,7 +250,12 @@ class SqliteEventStore(SqlEventStore):
         return self._file
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         """See `EventStore.append`."""
         if not events:
@@ -251,9 +268,13 @@ class SqliteEventStore(SqlEventStore):
             (conversation_id, seq, event.kind, SCHEMA_VERSION, dumps_event(event), now)
             for seq, event in enumerate(events, start=expected_seq + 1)
         ]
-        writer = self._threads().writer
+        threads = self._threads()
+        # A durable commit on a NORMAL file is synced (FULL) for that commit alone.
+        synced = durable and threads.key[1] == "NORMAL"
         try:
-            actual = await writer.call(_append_rows, conversation_id, expected_seq, rows)
+            actual = await threads.writer.call(
+                _append_rows, conversation_id, expected_seq, rows, synced
+            )
         except sqlite3.IntegrityError as exc:
             # Another writer stored one of our seqs between our check and our insert.
             actual = await self.last_seq(conversation_id)

@@ -27,7 +27,12 @@ class _ListStore:
         self.locks: dict[str, asyncio.Lock] = {}
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         log = self.logs.setdefault(conversation_id, [])
         if self.check_seq and len(log) != expected_seq:

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from keel.errors import ConcurrencyConflict, StoreError
 from keel.events.codec import SCHEMA_VERSION
 from keel.events.model import SkillActivated
+from keel.ids import FakeClock
 from keel.stores import tables
 from keel.stores.conformance import CHECKS, Check, PostgresHarness
 from keel.stores.conformance.samples import messages
@@ -463,3 +464,34 @@ async def test_close_does_not_wait_forever_for_a_held_lock(
     await _until_lock_state(admin, key, held=0, waiting=0)
     holder.cancel()
     await asyncio.gather(holder, return_exceptions=True)
+
+
+async def _session_setting(store: PostgresEventStore, name: str) -> str:
+    async with store._pool.acquire() as conn:
+        return str(await conn.fetchval(f"SHOW {name}"))
+
+
+async def test_appends_commit_relaxed_unless_durable(pg_harness: PostgresHarness) -> None:
+    # The append sessions do not wait for the WAL flush; a durable append does, in its own
+    # transaction, and both keep the seq check.
+    store = await _open(pg_harness)
+    assert await _session_setting(store, "synchronous_commit") == "off"
+    await store.append("c", 0, messages("m", 2), durable=False)
+    await store.append("c", 2, messages("d", 2), durable=True)
+    with pytest.raises(ConcurrencyConflict):
+        await store.append("c", 2, messages("x", 1), durable=True)
+    assert [e.seq for e in await store.read("c")] == [1, 2, 3, 4]
+    assert await _session_setting(store, "synchronous_commit") == "off"  # SET LOCAL ended
+
+
+async def test_the_url_can_make_every_commit_durable(
+    postgres_url: str, pg_harness: PostgresHarness
+) -> None:
+    joiner = "&" if "?" in postgres_url else "?"
+    store = await PostgresEventStore.open(
+        f"{postgres_url}{joiner}synchronous_commit=on", schema=pg_harness.schema, clock=FakeClock()
+    )
+    try:
+        assert await _session_setting(store, "synchronous_commit") == "on"
+    finally:
+        await store.close()

@@ -402,3 +402,25 @@ async def test_open_store_sqlite_takes_the_synchronous_setting(
         assert await store._threads().writer.call(_pragma, "synchronous") == value
     finally:
         await store.close()
+
+
+async def test_a_durable_append_is_synced_for_that_commit_alone(tmp_path: Path) -> None:
+    # On a NORMAL file a durable append runs as FULL (the WAL synced at its commit), then
+    # the connection is NORMAL again; a FULL file needs no switch.
+    store = await SqliteEventStore.open(tmp_path / "events.db", synchronous="NORMAL")
+    seen: list[str] = []
+    writer = store._threads().writer
+    try:
+        await writer.call(lambda conn: conn.set_trace_callback(seen.append))
+        await store.append("c", 0, [SkillActivated(skill_id="a")], durable=False)
+        relaxed, seen[:] = list(seen), []
+        await store.append("c", 1, [SkillActivated(skill_id="b")], durable=True)
+        synced = list(seen)
+        assert await writer.call(_pragma, "synchronous") == 1
+        await writer.call(lambda conn: conn.set_trace_callback(None))
+    finally:
+        await store.close()
+    assert not any("synchronous" in s for s in relaxed)
+    assert synced[0] == "PRAGMA synchronous = FULL" and "BEGIN IMMEDIATE" in synced
+    assert synced[-1] == "PRAGMA synchronous = NORMAL"
+    assert synced.index("COMMIT") < len(synced) - 1

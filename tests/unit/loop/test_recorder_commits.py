@@ -40,12 +40,19 @@ class CountingStore:
     def __init__(self, inner: EventStore) -> None:
         self.inner = inner
         self.batches: list[list[str]] = []
+        self.durable: list[bool] = []
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
-        stored = await self.inner.append(conversation_id, expected_seq, events)
+        stored = await self.inner.append(conversation_id, expected_seq, events, durable=durable)
         self.batches.append([e.kind for e in events])
+        self.durable.append(durable)
         return stored
 
     async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
@@ -90,7 +97,9 @@ def _call(name: str, call_id: str) -> dict[str, object]:
     }
 
 
-async def _turn(tmp_path: Path, tool: str) -> tuple[list[list[str]], list[StoredEvent]]:
+async def _turn(
+    tmp_path: Path, tool: str
+) -> tuple[list[list[str]], list[StoredEvent], list[bool]]:
     store = CountingStore(await open_store(f"sqlite:///{tmp_path / 'c.db'}"))
     script = ScriptedModel([_call(tool, "call_1"), _call(tool, "call_2"), {"text": "Done."}])
     harness = ConversationHarness(AGENT, script, store=store)
@@ -100,11 +109,11 @@ async def _turn(tmp_path: Path, tool: str) -> tuple[list[list[str]], list[Stored
     assert [m.text for m in result.bot_messages] == ["Done."]
     log = await store.read(harness.conversation_id)
     await store.close()
-    return store.batches[before:], log
+    return store.batches[before:], log, store.durable[before:]
 
 
 async def test_read_only_tools_cost_no_commit(tmp_path: Path) -> None:
-    batches, log = await _turn(tmp_path, "lookup")
+    batches, log, durable = await _turn(tmp_path, "lookup")
     # One commit before each of the three model calls, one at the end of the turn.
     assert len(batches) == 4
     assert batches[0][:3] == ["turn_started", "conversation_state_changed", "user_message"]
@@ -113,10 +122,11 @@ async def test_read_only_tools_cost_no_commit(tmp_path: Path) -> None:
     assert batches[3][:2] == ["model_called", "bot_message"]
     assert batches[3][-3:] == ["turn_ended", "conversation_state_changed", "bot_turn_ended"]
     assert [s.seq for s in log] == list(range(1, len(log) + 1))
+    assert durable == [False] * 4  # no effect: nothing needs a sync to disk
 
 
 async def test_an_effectful_tool_is_committed_before_and_after_it_runs(tmp_path: Path) -> None:
-    batches, _log = await _turn(tmp_path, "refund")
+    batches, _log, durable = await _turn(tmp_path, "refund")
     # Before the first model call; then per refund: what led to it, then its record.
     assert batches[1] == ["model_called"]
     assert batches[2] == ["tool_executed", "mcp_tool_executed"]
@@ -124,6 +134,8 @@ async def test_an_effectful_tool_is_committed_before_and_after_it_runs(tmp_path:
     assert batches[4] == ["tool_executed", "mcp_tool_executed"]
     assert batches[5][:2] == ["model_called", "bot_message"]
     assert len(batches) == 6
+    # The commits around each refund are durable (synced); the others need not be.
+    assert durable == [False, True, True, True, True, False]
 
 
 async def test_observers_hear_committed_events_only_then_the_commit(tmp_path: Path) -> None:
@@ -230,11 +242,16 @@ class GatedStore(CountingStore):
         self.entered = asyncio.Event()
 
     async def append(
-        self, conversation_id: str, expected_seq: int, events: Sequence[Event]
+        self,
+        conversation_id: str,
+        expected_seq: int,
+        events: Sequence[Event],
+        *,
+        durable: bool = True,
     ) -> list[StoredEvent]:
         self.entered.set()
         await self.gate.wait()
-        return await super().append(conversation_id, expected_seq, events)
+        return await super().append(conversation_id, expected_seq, events, durable=durable)
 
 
 async def test_commits_run_one_at_a_time_and_a_cancelled_waiter_blocks_none(
