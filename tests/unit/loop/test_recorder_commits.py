@@ -97,9 +97,7 @@ def _call(name: str, call_id: str) -> dict[str, object]:
     }
 
 
-async def _turn(
-    tmp_path: Path, tool: str
-) -> tuple[list[list[str]], list[StoredEvent], list[bool]]:
+async def _turn(tmp_path: Path, tool: str) -> tuple[list[list[str]], list[StoredEvent], list[bool]]:
     store = CountingStore(await open_store(f"sqlite:///{tmp_path / 'c.db'}"))
     script = ScriptedModel([_call(tool, "call_1"), _call(tool, "call_2"), {"text": "Done."}])
     harness = ConversationHarness(AGENT, script, store=store)
