@@ -30,21 +30,14 @@ from typing import TYPE_CHECKING, cast
 
 from keel.events.base import to_plain
 from keel.events.model import (
-    FlowStarted,
     HistoryCompressed,
     ModelCalled,
-    OrderedBlockCancelled,
-    OrderedBlockCompleted,
-    OrderedBlockInterrupted,
-    OrderedBlockResumed,
     PausePointCreated,
     PausePointResolved,
     PlanCacheDecided,
-    PlanExecuted,
     RoutingDecided,
     StagesTimed,
     StageTimed,
-    StepAdvanced,
     ToolCallRefused,
     ToolExecuted,
 )
@@ -53,12 +46,11 @@ from keel.observe.digest import DECISION_KINDS, STAGE_KINDS, Turn, digest
 from keel.observe.otlp import AttributeValue
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.span_ids import Parent, new_span_id
+from keel.observe.span_windows import innermost, turn_windows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_END = "END"
-_PLAN_LAYERS = {"l0", "l1", "l3"}
 SLOW_COMMIT_SECONDS = 0.1
 """A commit at least this long is a span of its own (every commit is counted in its turn)."""
 
@@ -82,119 +74,6 @@ class SpanOptions:
         default_factory=dict, compare=False
     )
     """(tool, source, outcome, MCP server) -> the encoded attributes its spans share."""
-
-
-@dataclass(kw_only=True, slots=True)
-class _Window:
-    """A step or plan run: spans whose events fall strictly inside it hang under it."""
-
-    start_seq: int
-    end_seq: int
-    start: float
-    end: float
-    name: str
-    attributes: dict[str, AttributeValue]
-    span_id: bytes = b""
-
-
-_STEP_KINDS = {
-    StepAdvanced,
-    FlowStarted,
-    OrderedBlockResumed,
-    OrderedBlockCompleted,
-    OrderedBlockCancelled,
-    OrderedBlockInterrupted,
-}
-
-
-def _steps(turn: Turn) -> list[_Window]:
-    """The block steps entered in the turn, each until the next step or the block's end."""
-    done: list[_Window] = []
-    open_steps: dict[tuple[str, str], _Window] = {}
-    end_seq = turn.events[-1][0] + 1
-
-    def close(key: tuple[str, str], seq: int, at: float) -> None:
-        window = open_steps.pop(key, None)
-        if window is not None:
-            window.end_seq, window.end = seq, at
-            done.append(window)
-
-    def enter(skill: str, block: str, step: str, seq: int, at: float) -> None:
-        close((skill, block), seq, at)
-        if step in (_END, "autonomous"):
-            return
-        attributes: dict[str, AttributeValue] = {
-            "keel.skill.id": skill,
-            "keel.block.id": block,
-            "keel.step.id": step,
-        }
-        open_steps[(skill, block)] = _Window(
-            start_seq=seq,
-            end_seq=end_seq,
-            start=at,
-            end=turn.end,
-            name=f"step {skill}/{block}/{step}",
-            attributes=attributes,
-        )
-
-    for seq, event in turn.events:
-        at = event.timestamp
-        if isinstance(event, StepAdvanced):
-            enter(event.skill_id, event.block_id, event.step_id, seq, at)
-        elif isinstance(event, FlowStarted) and "__" in event.flow_id:
-            skill, block = event.flow_id.rsplit("__", 1)
-            enter(skill, block, event.step_id, seq, at)
-        elif isinstance(event, OrderedBlockResumed):
-            enter(event.skill_id, event.block_id, event.step_id, seq, at)
-        elif isinstance(
-            event, OrderedBlockCompleted | OrderedBlockCancelled | OrderedBlockInterrupted
-        ):
-            close((event.skill_id, event.block_id), seq, at)
-    done.extend(open_steps.values())
-    return done
-
-
-def _plans(turn: Turn) -> list[_Window]:
-    """Each plan run, from the cascade decision that chose it to its `plan_executed`."""
-    windows: list[_Window] = []
-    opened: tuple[int, float] | None = None
-    for seq, event in turn.events:
-        if isinstance(event, PlanCacheDecided) and event.layer in _PLAN_LAYERS:
-            opened = (seq, event.timestamp)
-        elif isinstance(event, PlanExecuted):
-            start_seq, start = opened if opened is not None else (seq, event.timestamp)
-            attributes: dict[str, AttributeValue] = {
-                "keel.plan.source": event.source,
-                "keel.plan.status": event.status,
-                "keel.plan.shape_hash": event.shape_hash,
-                "keel.plan.steps_run": event.steps_run,
-            }
-            if event.entry_id is not None:
-                attributes["keel.plan.entry_id"] = event.entry_id
-            if event.error_code is not None:
-                attributes["error.type"] = event.error_code
-            windows.append(
-                _Window(
-                    start_seq=start_seq,
-                    end_seq=seq + 1,
-                    start=start,
-                    end=event.timestamp,
-                    name=f"plan {event.source}",
-                    attributes=attributes,
-                )
-            )
-            opened = None
-    return windows
-
-
-def _innermost(windows: Sequence[_Window], seq: int) -> _Window | None:
-    best: _Window | None = None
-    for window in windows:
-        if window.start_seq < seq < window.end_seq and (
-            best is None or window.start_seq > best.start_seq
-        ):
-            best = window
-    return best
 
 
 def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
@@ -340,21 +219,16 @@ class _Builder:
         )
 
     def _children(self, turn: Turn, inside: bytes) -> None:
-        windows: list[_Window] = []
-        if turn.kinds & _STEP_KINDS:
-            windows += _steps(turn)
-        if PlanExecuted in turn.kinds:
-            windows += _plans(turn)
-        windows.sort(key=lambda w: w.start_seq)
+        windows = turn_windows(turn)
         for window in windows:
-            holder = _innermost([w for w in windows if w is not window], window.start_seq)
+            holder = innermost([w for w in windows if w is not window], window.start_seq)
             context = holder.span_id if holder and holder.span_id else inside
             window.span_id = self.span(
                 window.name, context, window.start, window.end, otlp.attributes(window.attributes)
             )
         for seq, event, before in turn.calls:
             kind = type(event)
-            holder = _innermost(windows, seq) if windows else None
+            holder = innermost(windows, seq) if windows else None
             context = holder.span_id if holder and holder.span_id else inside
             if kind is ModelCalled:
                 self.model(cast(ModelCalled, event), context)
