@@ -172,6 +172,22 @@ class TurnMetrics:
         doubled since it was last pruned, so it stays bounded with no scrape)."""
         self._prune_at = _PRUNE_FLOOR
         self._export: Callable[[], ExportStats] | None = None
+        self._declare_series()
+        self._handlers: dict[type, Callable[[Event], None]] = {
+            ModelCalled: self._model,
+            ToolExecuted: self._tool,
+            ToolCallRefused: self._refused,
+            PlanCacheDecided: self._decided,
+            TurnStarted: _ignored,
+            TurnEnded: _ignored,
+        }
+        """The handler of each kind the metrics count (`observe` handles the turns')."""
+        self._model_keys: dict[tuple[str, str], tuple[Labels, ...]] = {}
+        """(tier, model) -> its label tuples: (tier, model) and one per token kind."""
+        self.registry.register(_Families(self))
+
+    def _declare_series(self) -> None:
+        """The series the runs are counted into (and `_counted`, all of them)."""
         self.turns = Count("keel_turns", "Turns ended, by stop reason.", "stop_reason")
         self.turn_seconds = Spread(
             "keel_turn_duration_seconds",
@@ -234,18 +250,6 @@ class TurnMetrics:
             self.plan_decisions,
             self.commit_seconds,
         )
-        self._handlers: dict[type, Callable[[Event], None]] = {
-            ModelCalled: self._model,
-            ToolExecuted: self._tool,
-            ToolCallRefused: self._refused,
-            PlanCacheDecided: self._decided,
-            TurnStarted: _ignored,
-            TurnEnded: _ignored,
-        }
-        """The handler of each kind the metrics count (`observe` handles the turns')."""
-        self._model_keys: dict[tuple[str, str], tuple[Labels, ...]] = {}
-        """(tier, model) -> its label tuples: (tier, model) and one per token kind."""
-        self.registry.register(_Families(self))
 
     def watch_export(self, stats: Callable[[], ExportStats]) -> None:
         """Report the span exporter's counts (`keel_trace_spans_*`) from `stats`."""
