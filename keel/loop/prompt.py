@@ -40,6 +40,7 @@ from keel.knowledge.section import KnowledgeSection
 from keel.loop.prompt_sections import (
     DEFAULT_ROUTING_INTRO,
     Channel,
+    ack_enabled,
     ack_section,
     canned_reminder,
     channel_section,
@@ -165,7 +166,8 @@ def _same_inputs(a: PromptInputs, b: PromptInputs) -> bool:
         and a.skills == b.skills
         and a.unavailable_skills == b.unavailable_skills
         and a.offered_tools == b.offered_tools
-        and a.first_iteration == b.first_iteration
+        # The call within the turn matters only to the acknowledgement (off: no difference).
+        and (a.first_iteration == b.first_iteration or not ack_enabled(a.config.prompts, a.channel))
         and a.schema is b.schema
         and a.canned_replies == b.canned_replies
         and same_memory(a.memory, b.memory)

@@ -44,8 +44,15 @@ def test_the_prompt_is_built_again_when_an_input_changes() -> None:
     assert "P-2" in other.text and "P-1" not in other.text
     again = system_prompt(inputs(active, memory=memory))
     assert again.text == first.text
+    # A later call of the turn differs only in the acknowledgement: off in text, the same.
     later_call = system_prompt(inputs(active, memory=memory, first_iteration=False))
-    assert later_call is not again
+    assert later_call is again
+    voice = system_prompt(inputs(active, memory=memory, channel="voice"))
+    voice_later = system_prompt(
+        inputs(active, memory=memory, channel="voice", first_iteration=False)
+    )
+    assert voice_later is not voice and "## Acknowledgement" in voice.text
+    assert "## Acknowledgement" not in voice_later.text
 
 
 def test_the_offer_follows_the_state_and_the_mode() -> None:
