@@ -229,6 +229,48 @@ async def test_a_timed_out_tool_that_raises_something_else_is_still_a_timeout() 
     assert run.outcome == "timeout"
 
 
+async def test_the_deadline_counts_from_the_call_and_bites_at_a_suspension() -> None:
+    # A tool that never suspends finishes whatever the deadline; one that suspends after
+    # the deadline passed times out there, as it does when the timer ran from the start.
+    @tool(description="Answer at once.")
+    async def instant() -> str:
+        return "done"
+
+    @tool(description="Yield once, then answer.")
+    async def yielding() -> str:
+        await asyncio.sleep(0)
+        return "done"
+
+    assert (await run_tool(definition_of(instant), {}, context=None, timeout=0)).outcome == (
+        "success"
+    )
+    assert (await run_tool(definition_of(yielding), {}, context=None, timeout=0)).outcome == (
+        "timeout"
+    )
+    assert (await run_tool(definition_of(yielding), {}, context=None, timeout=LONG)).outcome == (
+        "success"
+    )
+
+
+async def test_a_tool_that_swallows_its_deadline_still_times_out() -> None:
+    never = asyncio.Event()
+    seen: list[str] = []
+
+    @tool(description="Wait, swallow the cancellation, wait again.")
+    async def stubborn() -> str:
+        await asyncio.sleep(0)
+        try:
+            await never.wait()
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+        await asyncio.sleep(0)
+        return "finished anyway"
+
+    run = await run_tool(definition_of(stubborn), {}, context=None, timeout=0.01)
+    assert seen == ["cancelled"]
+    assert run.outcome == "success"  # what the deadline did not stop, it did not stop
+
+
 def waiting_tool(started: asyncio.Event, seen: list[str], *, swallow: bool) -> ToolDefinition:
     never = asyncio.Event()
 
