@@ -35,6 +35,8 @@ pack_double = _pack_double
 def _varint(value: int) -> bytes:
     if value < 0x80:
         return bytes((value,))
+    if value < 0x4000:
+        return bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -76,6 +78,8 @@ _TRACE_ID, _SPAN_ID, _PARENT_ID, _NAME = _tag(1, _LD), _tag(2, _LD), _tag(4, _LD
 _KIND, _START, _END = _tag(6, _VARINT), _tag(7, _FIXED64), _tag(8, _FIXED64)
 _ATTRIBUTE, _EVENT, _STATUS = _tag(9, _LD), _tag(11, _LD), _tag(15, _LD)
 _PARENT_TAG = _PARENT_ID + b"\x08"
+_pack_times = struct.Struct("<BQBQ").pack
+_START_TAG, _END_TAG = _START[0], _END[0]
 _KINDS = {kind: _KIND + _varint(kind) for kind in (INTERNAL, SERVER, CLIENT)}
 _EVENT_TIME, _EVENT_NAME, _EVENT_ATTRIBUTE = _tag(1, _FIXED64), _tag(2, _LD), _tag(3, _LD)
 _STATUS_MESSAGE, _STATUS_CODE = _tag(2, _LD), _tag(3, _VARINT)
@@ -89,7 +93,6 @@ _RESOURCE_SPANS = _tag(1, _LD)
 _memo_str: dict[tuple[str, str], bytes] = {}
 _memo_int: dict[tuple[str, int], bytes] = {}
 _floats: dict[str, bytes] = {}
-_names: dict[str, bytes] = {}
 _keys: dict[str, bytes] = {}
 
 
@@ -137,15 +140,28 @@ def float_prefix(key: str) -> bytes:
     return found
 
 
+_text_keys: dict[str, bytes] = {}
+_TEXT_HEADS = tuple(bytes((n + 2, _STRING[0], n)) for n in range(0x7E))
+"""(`KeyValue.value` length, `AnyValue.string_value` tag and length) of a short string."""
+
+
 def text_field(key: str, value: str) -> bytes:
     """A string attribute field, not memoised (for ids: a value seen once)."""
+    keyed = _text_keys.get(key)
+    if keyed is None:
+        if len(_text_keys) >= _MEMO_LIMIT:
+            _text_keys.clear()
+        keyed = _text_keys[key] = _key(key) + _KV_VALUE
     text = value.encode("utf-8", "replace")
     size = len(text)
-    any_value = _STRING + (_SIZES[size] if size < 0x80 else _varint(size)) + text
+    if size < 0x7E:
+        total = len(keyed) + size + 3
+        if total < 0x80:
+            return b"".join((_ATTRIBUTE, _SIZES[total], keyed, _TEXT_HEADS[size], text))
+    any_value = _STRING + _varint(size) + text
     size = len(any_value)
-    keyed = _key(key) + _KV_VALUE + (_SIZES[size] if size < 0x80 else _varint(size)) + any_value
-    size = len(keyed)
-    return _ATTRIBUTE + (_SIZES[size] if size < 0x80 else _varint(size)) + keyed
+    keyed += _varint(size) + any_value
+    return _ATTRIBUTE + _varint(len(keyed)) + keyed
 
 
 def field(key: str, value: AttributeValue) -> bytes:
@@ -191,12 +207,16 @@ def event(name: str, time_ns: int, values: Attributes) -> bytes:
 
 class SpanWriter:
     """Writes the spans of one trace; `write` gives a `ScopeSpans.spans` entry (tag and
-    length included)."""
+    length included).
 
-    __slots__ = ("_head",)
+    `put` is `write` in parts encoded beforehand (`parent_field`, `name_kind`, and the
+    attributes, `event_fields` and `status` joined), for spans whose parts repeat."""
+
+    __slots__ = ("head",)
 
     def __init__(self, trace_id: bytes) -> None:
-        self._head = _TRACE_ID + b"\x10" + trace_id + _SPAN_ID + b"\x08"
+        self.head = _TRACE_ID + b"\x10" + trace_id + _SPAN_ID + b"\x08"
+        """The fields every span of the trace starts with, up to its 8-byte span id."""
 
     def write(
         self,
@@ -212,35 +232,70 @@ class SpanWriter:
     ) -> bytes:
         """One span: `values` are its attribute fields (`field`, `attributes`), `events`
         its events (`event`), `error` an error status's message."""
-        parts = [self._head, span_id]
-        if parent_id is not None:
-            parts += (_PARENT_TAG, parent_id)
-        parts += (
-            _name(name),
-            _KINDS[kind],
-            _START,
-            _pack_fixed64(start_ns),
-            _END,
-            _pack_fixed64(end_ns if end_ns > start_ns else start_ns),
-            values,
-        )
-        for one in events:
-            parts.append(_ld(_EVENT, one))
+        rest = values
+        if events:
+            rest += event_fields(events)
         if error is not None:
-            status = _ld(_STATUS_MESSAGE, error.encode("utf-8", "replace"))
-            parts.append(_ld(_STATUS, status + _STATUS_CODE + _varint(STATUS_ERROR)))
-        body = b"".join(parts)
+            rest += status(error)
+        parent = _PARENT_TAG + parent_id if parent_id is not None else b""
+        return self.put(span_id, parent, name_kind(name, kind), start_ns, end_ns, rest)
+
+    def put(
+        self,
+        span_id: bytes,
+        parent: bytes,
+        named: bytes,
+        start_ns: int,
+        end_ns: int,
+        rest: bytes,
+    ) -> bytes:
+        """One span from its parts: `parent` is a `parent_field` (or empty for a root),
+        `named` a `name_kind`, `rest` the fields after the times (attributes, events,
+        status)."""
+        body = b"".join(
+            (
+                self.head,
+                span_id,
+                parent,
+                named,
+                _pack_times(
+                    _START_TAG, start_ns, _END_TAG, end_ns if end_ns > start_ns else start_ns
+                ),
+                rest,
+            )
+        )
         size = len(body)
         return b"".join((_SPANS, _SIZES[size] if size < 0x80 else _varint(size), body))
 
 
-def _name(name: str) -> bytes:
-    found = _names.get(name)
+def parent_field(parent_id: bytes) -> bytes:
+    """A span's parent span id field (of an 8-byte id)."""
+    return _PARENT_TAG + parent_id
+
+
+_name_kinds: dict[tuple[str, int], bytes] = {}
+
+
+def name_kind(name: str, kind: int) -> bytes:
+    """A span's name and kind fields (memoised: names repeat)."""
+    found = _name_kinds.get((name, kind))
     if found is None:
-        if len(_names) >= _MEMO_LIMIT:
-            _names.clear()
-        found = _names[name] = _ld(_NAME, name.encode("utf-8", "replace"))
+        if len(_name_kinds) >= _MEMO_LIMIT:
+            _name_kinds.clear()
+        named = _ld(_NAME, name.encode("utf-8", "replace"))
+        found = _name_kinds[(name, kind)] = named + _KINDS[kind]
     return found
+
+
+def event_fields(events: Sequence[bytes]) -> bytes:
+    """A span's event fields, of `event` messages."""
+    return b"".join([_ld(_EVENT, one) for one in events])
+
+
+def status(error: str) -> bytes:
+    """An error status field with its message."""
+    message = _ld(_STATUS_MESSAGE, error.encode("utf-8", "replace"))
+    return _ld(_STATUS, message + _STATUS_CODE + _varint(STATUS_ERROR))
 
 
 def event_at(encoded: bytes, time_ns: int) -> bytes:

@@ -46,6 +46,10 @@ _STEP_KINDS = {
 }
 
 
+WINDOW_KINDS = frozenset({*_STEP_KINDS, PlanExecuted})
+"""The event kinds a turn has a window only if it has one of."""
+
+
 def _steps(turn: Turn) -> list[Window]:
     """The block steps entered in the turn, each until the next step or the block's end."""
     done: list[Window] = []

@@ -46,7 +46,7 @@ from keel.observe.digest import DECISION_KINDS, STAGE_KINDS, Turn, digest
 from keel.observe.otlp import AttributeValue
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.span_ids import Parent, new_span_id
-from keel.observe.span_windows import innermost, turn_windows
+from keel.observe.span_windows import WINDOW_KINDS, innermost, turn_windows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,13 +67,16 @@ class SpanOptions:
     provider_of: Callable[[str, str], str]
     """(model id, tier) -> `gen_ai.provider.name`."""
     capture_content: bool = False
-    model_fields: dict[tuple[object, ...], bytes] = field(default_factory=dict, compare=False)
-    """(model, tier, tokens..., cost) -> the encoded attributes of its model spans (filled
-    as spans are built)."""
-    tool_fields: dict[tuple[str, str, str, str | None], bytes] = field(
+    model_fields: dict[tuple[object, ...], tuple[bytes, bytes, bytes]] = field(
         default_factory=dict, compare=False
     )
-    """(tool, source, outcome, MCP server) -> the encoded attributes its spans share."""
+    """(model, tier, tokens..., cost, tier reason, purpose, finish reason) -> the encoded
+    name and attributes of its model spans (filled as spans are built)."""
+    tool_fields: dict[tuple[str, str, bool, str | None], tuple[bytes, bytes]] = field(
+        default_factory=dict, compare=False
+    )
+    """(tool, source, failed, MCP server) -> the encoded name and attributes its spans
+    share."""
 
 
 def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
@@ -143,6 +146,23 @@ def _id(value: int) -> bytes:
     return value.to_bytes(8, "big")
 
 
+_NO_META = (None, None, None)
+
+
+def _meta_key(meta: Mapping[str, object]) -> tuple[str | None, str | None, str | None]:
+    """(tier reason, purpose, finish reason) of a model call's metadata, None for each it
+    does not hold as text."""
+    if not meta:
+        return _NO_META
+    reason = meta.get("tier_reason")
+    purpose = meta.get("purpose")
+    return (
+        reason if isinstance(reason, str) else None,
+        purpose if isinstance(purpose, str) else None,
+        _finish_reason(meta),
+    )
+
+
 class _Builder:
     """Encodes the spans of one run."""
 
@@ -156,7 +176,8 @@ class _Builder:
         self.options = options
         self.record = record
         self.writer = otlp.SpanWriter(parent.trace_id.to_bytes(16, "big"))
-        self.parent_id = _id(parent.span_id) if parent.span_id is not None else None
+        self.put = self.writer.put
+        self.parent = otlp.parent_field(_id(parent.span_id)) if parent.span_id is not None else b""
         self.new_id = new_id
         self.starts: list[ToolStart] = list(record.tool_starts)
         self.conversation = otlp.text_field(genai.CONVERSATION_ID, record.conversation_id)
@@ -165,75 +186,67 @@ class _Builder:
     def span(
         self,
         name: str,
-        parent: bytes | None,
+        parent: bytes,
         start: float,
         end: float,
         values: bytes,
         kind: int = otlp.INTERNAL,
-        error: str | None = None,
-        span_id: bytes | None = None,
-        events: Sequence[bytes] = (),
     ) -> bytes:
-        """Encode one span; its id."""
-        own = span_id if span_id is not None else _id(self.new_id())
-        start_ns = int(start * 1e9)
-        end_ns = int(end * 1e9)
-        self.spans.append(
-            self.writer.write(own, parent, name, kind, start_ns, end_ns, values, events, error)
-        )
+        """Encode one span under `parent` (a `parent_field`); its id."""
+        own = _id(self.new_id())
+        named = otlp.name_kind(name, kind)
+        self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
         return own
 
     def turn(self, turn: Turn) -> None:
         ended = turn.ended
         stop = ended.stop_reason if ended is not None else "error"
         f = otlp.field
+        agent = self.options.agent
         values = [
             f(genai.OPERATION, genai.INVOKE_AGENT),
-            f(genai.AGENT_NAME, self.options.agent),
+            f(genai.AGENT_NAME, agent),
             otlp.text_field("keel.turn.id", turn.started.turn_id),
             f("keel.turn.stop_reason", stop),
             self.conversation,
         ]
-        detail = ended.metadata.get("detail") if ended is not None else None
+        detail = ended.metadata.get("detail") if ended is not None and ended.metadata else None
         if isinstance(detail, str):
             values.append(f("keel.turn.stop_detail", detail))
         if turn.kinds & STAGE_KINDS:
             values += _stage_fields(turn)
         if turn.commits:
             values += _commit_fields(turn.commits)
-        error = None
+        if turn.kinds & DECISION_KINDS:
+            values.append(otlp.event_fields(self._decisions(turn)))
         if stop == "error" or (self.record.failed and ended is None):
-            error = f"turn stopped: {stop}"
+            values.append(otlp.status(f"turn stopped: {stop}"))
         own = _id(self.new_id())
-        self._children(turn, own)
-        decisions = self._decisions(turn) if turn.kinds & DECISION_KINDS else ()
-        self.span(
-            f"{genai.INVOKE_AGENT} {self.options.agent}",
-            self.parent_id,
-            turn.started.timestamp,
-            turn.end,
-            b"".join(values),
-            error=error,
-            span_id=own,
-            events=decisions,
-        )
+        self._children(turn, otlp.parent_field(own))
+        named = otlp.name_kind(f"{genai.INVOKE_AGENT} {agent}", otlp.INTERNAL)
+        start_ns, end_ns = int(turn.started.timestamp * 1e9), int(turn.end * 1e9)
+        self.spans.append(self.put(own, self.parent, named, start_ns, end_ns, b"".join(values)))
 
     def _children(self, turn: Turn, inside: bytes) -> None:
-        windows = turn_windows(turn)
-        for window in windows:
-            holder = innermost([w for w in windows if w is not window], window.start_seq)
-            context = holder.span_id if holder and holder.span_id else inside
-            window.span_id = self.span(
-                window.name, context, window.start, window.end, otlp.attributes(window.attributes)
-            )
+        windows = turn_windows(turn) if turn.kinds & WINDOW_KINDS else None
+        if windows:
+            for window in windows:
+                holder = innermost([w for w in windows if w is not window], window.start_seq)
+                context = otlp.parent_field(holder.span_id) if holder and holder.span_id else inside
+                values = otlp.attributes(window.attributes)
+                window.span_id = self.span(window.name, context, window.start, window.end, values)
+        model, tool = self.model, self.tool
         for seq, event, before in turn.calls:
             kind = type(event)
-            holder = innermost(windows, seq) if windows else None
-            context = holder.span_id if holder and holder.span_id else inside
+            context = inside
+            if windows:
+                holder = innermost(windows, seq)
+                if holder and holder.span_id:
+                    context = otlp.parent_field(holder.span_id)
             if kind is ModelCalled:
-                self.model(cast(ModelCalled, event), context)
+                model(cast(ModelCalled, event), context)
             elif kind is ToolExecuted:
-                self.tool(cast(ToolExecuted, event), context, before)
+                tool(cast(ToolExecuted, event), context, before)
             else:
                 self.refused(cast(ToolCallRefused, event), context)
         for commit in turn.commits:
@@ -280,6 +293,8 @@ class _Builder:
         return found
 
     def model(self, event: ModelCalled, parent: bytes) -> None:
+        meta = event.metadata
+        noted = _meta_key(meta)
         key = (
             event.model,
             event.tier,
@@ -288,32 +303,26 @@ class _Builder:
             event.cached_input_tokens,
             event.cache_write_tokens,
             event.cost,
+            *noted,
         )
-        memo = self.options.model_fields
-        shared = memo.get(key)
+        shared = self.options.model_fields.get(key)
         if shared is None:
-            shared = self._model_fields(event, key)
-        values = [shared, self.conversation]
-        meta = event.metadata
-        if meta:
-            f = otlp.field
-            for name in ("tier_reason", "purpose"):
-                value = meta.get(name)
-                if isinstance(value, str):
-                    values.append(f(f"keel.model.{name}", value))
-            finish = _finish_reason(meta)
-            if finish is not None:
-                values.append(f(genai.FINISH_REASONS, (finish,)))
-            if self.options.capture_content:
-                values.append(self._contents(meta, finish))
+            shared = self._model_fields(event, key, noted)
+        named, before, after = shared
+        values = b"".join((before, self.conversation, after))
+        if meta and self.options.capture_content:
+            values += self._contents(meta, noted[2])
         end = event.timestamp
         start = end - event.latency_ms / 1000
-        name = f"{genai.CHAT} {event.model}"
-        self.span(name, parent, start, end, b"".join(values), otlp.CLIENT)
+        own = _id(self.new_id())
+        self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
 
-    def _model_fields(self, event: ModelCalled, key: tuple[object, ...]) -> bytes:
-        """The attributes of a model span that the event's model, tier, tokens and cost
-        decide (memoised: the same call costs the same, turn after turn)."""
+    def _model_fields(
+        self, event: ModelCalled, key: tuple[object, ...], noted: tuple[str | None, ...]
+    ) -> tuple[bytes, bytes, bytes]:
+        """(name and kind, the attributes before the conversation id, those after) of a
+        model span, which the event's model, tier, tokens, cost and noted metadata decide
+        (memoised: the same call costs the same, turn after turn)."""
         provider = self.options.provider_of(event.model, event.tier)
         attributes: dict[str, AttributeValue] = {
             genai.OPERATION: genai.CHAT,
@@ -329,10 +338,19 @@ class _Builder:
         }
         if event.cost is not None:
             attributes["keel.model.cost"] = event.cost
+        reason, purpose, finish = noted
+        after = [
+            otlp.field(f"keel.model.{name}", value)
+            for name, value in (("tier_reason", reason), ("purpose", purpose))
+            if value is not None
+        ]
+        if finish is not None:
+            after.append(otlp.field(genai.FINISH_REASONS, (finish,)))
+        named = otlp.name_kind(f"{genai.CHAT} {event.model}", otlp.CLIENT)
         memo = self.options.model_fields
         if len(memo) >= 1024:
             memo.clear()
-        found = memo[key] = otlp.attributes(attributes)
+        found = memo[key] = (named, otlp.attributes(attributes), b"".join(after))
         return found
 
     def _contents(self, meta: Mapping[str, object], finish: str | None) -> bytes:
@@ -359,34 +377,46 @@ class _Builder:
         return fallback
 
     def tool(self, event: ToolExecuted, parent: bytes, previous: float) -> None:
-        outcome = "error" if event.is_error else "ok"
-        key = (event.tool_name, event.source, outcome, event.mcp_server)
-        memo = self.options.tool_fields
-        shared = memo.get(key)
+        failed = event.is_error
+        key = (event.tool_name, event.source, failed, event.mcp_server)
+        shared = self.options.tool_fields.get(key)
         if shared is None:
-            attributes = self._tool_attributes(event.tool_name)
-            attributes["keel.tool.source"] = event.source
-            attributes["keel.tool.outcome"] = outcome
-            if event.mcp_server is not None:
-                attributes["keel.tool.mcp_server"] = event.mcp_server
-            if len(memo) >= 1024:
-                memo.clear()
-            shared = memo[key] = otlp.attributes(attributes)
-        f = otlp.field
-        values = [shared, otlp.text_field(genai.TOOL_CALL_ID, event.tool_call_id)]
-        plan = event.metadata.get("plan") if event.metadata else None
-        if isinstance(plan, str):
-            values.append(f("keel.plan.source", plan))
-        error = None
-        if event.is_error:
-            error = event.error_message or event.error_code or "tool error"
-            values.append(f(genai.ERROR_TYPE, event.error_code or "_OTHER"))
+            shared = self._tool_fields(event, key)
+        named, values = shared
+        values += otlp.text_field(genai.TOOL_CALL_ID, event.tool_call_id)
+        meta = event.metadata
+        if meta:
+            plan = meta.get("plan")
+            if isinstance(plan, str):
+                values += otlp.field("keel.plan.source", plan)
+        if failed:
+            values += otlp.field(genai.ERROR_TYPE, event.error_code or "_OTHER")
         if self.options.capture_content:
             arguments = json.dumps(to_plain(event.arguments), default=str)
-            values += (f(genai.TOOL_ARGUMENTS, arguments), f(genai.TOOL_RESULT, event.result))
-        start = self._started(event.tool_name, event.timestamp, previous)
-        name = f"{genai.EXECUTE_TOOL} {event.tool_name}"
-        self.span(name, parent, start, event.timestamp, b"".join(values), error=error)
+            values += otlp.field(genai.TOOL_ARGUMENTS, arguments)
+            values += otlp.field(genai.TOOL_RESULT, event.result)
+        if failed:
+            values += otlp.status(event.error_message or event.error_code or "tool error")
+        end = event.timestamp
+        start = self._started(event.tool_name, end, previous)
+        own = _id(self.new_id())
+        self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
+
+    def _tool_fields(
+        self, event: ToolExecuted, key: tuple[str, str, bool, str | None]
+    ) -> tuple[bytes, bytes]:
+        """(name and kind, the attributes its spans share) of a tool's runs (memoised)."""
+        attributes = self._tool_attributes(event.tool_name)
+        attributes["keel.tool.source"] = event.source
+        attributes["keel.tool.outcome"] = "error" if event.is_error else "ok"
+        if event.mcp_server is not None:
+            attributes["keel.tool.mcp_server"] = event.mcp_server
+        memo = self.options.tool_fields
+        if len(memo) >= 1024:
+            memo.clear()
+        named = otlp.name_kind(f"{genai.EXECUTE_TOOL} {event.tool_name}", otlp.INTERNAL)
+        found = memo[key] = (named, otlp.attributes(attributes))
+        return found
 
     def refused(self, event: ToolCallRefused, parent: bytes) -> None:
         attributes = self._tool_attributes(event.tool_name)
