@@ -129,7 +129,8 @@ class _Builder:
     def __init__(self, state: ConversationState) -> None:
         self.status: ConversationStatus = state.status
         self.stack = state.stack
-        self.memory: dict[str, JsonValue] = dict(state.memory)
+        self.kept = state.memory
+        self.copied: dict[str, JsonValue] | None = None
         self.pending = state.pending_confirmation
         self.buttons = state.last_bot_buttons
         self.stop_reason = state.last_stop_reason
@@ -137,11 +138,27 @@ class _Builder:
         self.turn_count = state.turn_count
         self.last_seq = state.last_seq
 
+    @property
+    def memory(self) -> dict[str, JsonValue]:
+        """The memory to change: copied from the state's the first time it is asked for
+        (most batches change no memory; they keep the state's read-only mapping)."""
+        if self.copied is None:
+            self.copied = dict(self.kept)
+        return self.copied
+
     def build(self) -> ConversationState:
+        kept = self.kept
+        memory = (
+            MappingProxyType(self.copied)
+            if self.copied is not None
+            else kept
+            if type(kept) is MappingProxyType
+            else MappingProxyType(dict(kept))
+        )
         return ConversationState(
             status=self.status,
             stack=self.stack,
-            memory=MappingProxyType(self.memory),
+            memory=memory,
             pending_confirmation=self.pending,
             last_bot_buttons=self.buttons,
             last_stop_reason=self.stop_reason,
