@@ -143,8 +143,12 @@ async def _tool_calls(
     return stop
 
 
+_SIGNATURE = json.JSONEncoder(sort_keys=True, default=str)
+"""What `json.dumps(args, sort_keys=True, default=str)` makes, the encoder made once."""
+
+
 def _breaker(t: TurnContext, call: ToolCall, args: dict[str, object]) -> bool:
-    signature = (call.name, json.dumps(args, sort_keys=True, default=str))
+    signature = (call.name, _SIGNATURE.encode(args))
     t.recent_calls.append(signature)
     tail = t.recent_calls[-REPEAT_LIMIT:]
     return len(tail) == REPEAT_LIMIT and len(set(tail)) == 1

@@ -55,14 +55,7 @@ def to_result_text(value: object) -> str:
     if value is None:
         return ""
     try:
-        return json.dumps(
-            value,
-            sort_keys=True,
-            separators=(",", ":"),
-            ensure_ascii=False,
-            allow_nan=False,
-            default=_jsonable,
-        )
+        return _RESULT.encode(value)
     except (TypeError, ValueError, RecursionError):
         return _plain_str(value)
 
@@ -77,6 +70,12 @@ def _jsonable(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# What `json.dumps` with these options makes, the encoder made once.
+_RESULT = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_jsonable
+)
 
 
 def _plain_str(value: object) -> str:

@@ -97,7 +97,11 @@ def _parse(raw: object) -> dict[str, object] | ArgumentProblem:
         if not raw.strip():
             return {}
         try:
-            value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+            # `json.loads` with these options, decoder made once (a BOM gets its message).
+            if raw.startswith("\ufeff"):
+                value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+            else:
+                value = _ARGUMENTS.decode(raw)
         except (ValueError, RecursionError) as exc:
             return _json_problem(f"arguments are not valid JSON ({_clip(str(exc), 120)})")
     elif isinstance(raw, Mapping):
@@ -125,6 +129,9 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"number {text[:20]} is out of range")
     return number
+
+
+_ARGUMENTS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
 
 
 def _json_kind(value: object) -> str:
