@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import orjson
 
-from keel.events.base import EncodedTuple, NotJsonValue, to_plain
+from keel.events.base import EMPTY, EncodedTuple, NotJsonValue, to_plain
 from keel.events.errors import (
     EventDecodeError,
     MalformedEvent,
@@ -203,8 +203,8 @@ def dumps_event(event: Event) -> str:
 
     Same content as `json.dumps(encode_event(event))`, written once, by orjson, without
     building the intermediate plain copy: orjson walks the frozen values (tuples and the
-    nested value dataclasses natively) and asks `_json_default` only for read-only
-    mappings. An integer beyond 64 bits, which orjson refuses, takes the standard
+    nested value dataclasses natively) and asks `_json_default` only for the read-only
+    mappings inside a field (a field's own is made a dict first). An integer beyond 64 bits, which orjson refuses, takes the standard
     library's encoder (JSON numbers have no size limit; Keel keeps them exact). A
     non-finite number field raises `ValueError` (orjson would write it as null); JSON
     values inside were checked when the event was built.
@@ -214,18 +214,24 @@ def dumps_event(event: Event) -> str:
     # counts, and this runs for every event written.
     found = _ENCODING[cls] if cls in _ENCODING else _encoding_of(cls)
     names, values_of = found
-    values = values_of(event)
-    for value in values:
+    data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
+    for name, value in zip(names, values_of(event), strict=True):
+        kind = type(value)
+        if kind is MappingProxyType:
+            # A field's own mapping as a dict here (no callback from orjson for it).
+            value = _EMPTY_OBJECT if value is EMPTY else dict(value)  # type: ignore[call-overload]
         # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
-        if type(value) is float and value - value != 0.0:
-            name = names[values.index(value)]
+        elif kind is float and value - value != 0.0:  # type: ignore[operator]
             raise ValueError(f"{event.kind}.{name}: {value!r} is not a finite number")
-    data = dict(zip(names, values, strict=True))
-    data = {"type": event.kind, "v": SCHEMA_VERSION, **data}
+        data[name] = value
     try:
         return orjson.dumps(data, default=_json_default).decode()
     except orjson.JSONEncodeError:
         return _ENCODER.encode(data)
+
+
+_EMPTY_OBJECT: dict[str, object] = {}
+"""What an empty read-only mapping field is written as (never changed)."""
 
 
 def _json_default(value: object) -> object:
