@@ -8,19 +8,27 @@ read these instead of going over every event again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
 from keel.events.model import (
     Event,
+    FlowStarted,
     HistoryCompressed,
     ModelCalled,
+    OrderedBlockCancelled,
+    OrderedBlockCompleted,
+    OrderedBlockInterrupted,
+    OrderedBlockResumed,
     PausePointCreated,
     PausePointResolved,
     PlanCacheDecided,
+    PlanExecuted,
     RoutingDecided,
     StagesTimed,
     StageTimed,
+    StepAdvanced,
     ToolCallRefused,
     ToolExecuted,
     TurnEnded,
@@ -35,9 +43,10 @@ class Turn:
 
     started: TurnStarted
     start_seq: int
-    events: list[tuple[int, Event]] = field(default_factory=list)
+    events: Sequence[tuple[int, Event]] = ()
     kinds: set[type] = field(default_factory=set)
-    """The event types among `events` (a turn with no step or plan event skips those)."""
+    """The kinds among `events` that decide what its spans hold (`KIND_OF_NOTE`): a turn
+    with no stage timing, decision, step or plan event skips those."""
     ended: TurnEnded | None = None
     calls: list[tuple[int, Event, float]] = field(default_factory=list)
     """(seq, model call / tool run / refusal, the stamp of the events before it)."""
@@ -52,30 +61,40 @@ def digest(record: RunRecord) -> list[Turn]:
     over each (events before the run's first `turn_started` belong to no turn)."""
     turns: list[Turn] = []
     current: Turn | None = None
-    before = stamp = 0.0
-    calls, noted = CALL_KINDS, NOTED_KINDS
-    for item in record.events:
+    before = stamp = end = 0.0
+    first = 0
+    roles = _ROLES
+    events = record.events
+    for index, item in enumerate(events):
         event = item[1]
         kind = type(event)
-        at = event.timestamp
-        if kind is TurnStarted:
-            current = Turn(started=cast(TurnStarted, event), start_seq=item[0], end=at)
+        role = roles.get(kind)
+        if role == _STARTED:
+            if current is not None:
+                current.events, current.end = events[first:index], end
+            current = Turn(started=cast(TurnStarted, event), start_seq=item[0])
             turns.append(current)
-            before = stamp = at
-        if current is None:
+            first = index
+            before = stamp = end = event.timestamp
             continue
-        current.events.append(item)
-        current.kinds.add(kind)
+        at = event.timestamp
         if at != stamp:  # `before`: the stamp of the events emitted before these
             before, stamp = stamp, at
-            if at > current.end:
-                current.end = at
-        if kind in calls:
+            if at > end:
+                end = at
+        if role is None or current is None:
+            continue
+        if role == _CALL:
             current.calls.append((item[0], event, before))
-        elif kind in noted:
-            current.noted.append(event)
-            if kind is TurnEnded:
+        else:
+            current.kinds.add(kind)
+            if role == _NOTED:
+                current.noted.append(event)
+            elif role == _ENDED:
+                current.noted.append(event)
                 current.ended = cast(TurnEnded, event)
+    if current is not None:
+        current.events, current.end = events[first:], end
     _add_commits(turns, record)
     return turns
 
@@ -104,3 +123,25 @@ DECISION_KINDS = {
     HistoryCompressed,
 }
 NOTED_KINDS = {*STAGE_KINDS, *DECISION_KINDS, TurnEnded}
+STEP_KINDS = {
+    StepAdvanced,
+    FlowStarted,
+    OrderedBlockResumed,
+    OrderedBlockCompleted,
+    OrderedBlockCancelled,
+    OrderedBlockInterrupted,
+}
+"""The events a block step's window opens or closes at."""
+WINDOW_KINDS = {*STEP_KINDS, PlanExecuted}
+"""The kinds a turn has a step or plan window only if it has one of."""
+KIND_OF_NOTE = {*NOTED_KINDS, *WINDOW_KINDS}
+
+_STARTED, _CALL, _NOTED, _ENDED, _WINDOW = range(5)
+_ROLES: dict[type, int] = {
+    TurnStarted: _STARTED,
+    **dict.fromkeys(CALL_KINDS, _CALL),
+    **dict.fromkeys(STAGE_KINDS | DECISION_KINDS, _NOTED),
+    TurnEnded: _ENDED,
+    **dict.fromkeys(WINDOW_KINDS, _WINDOW),
+}
+"""What `digest` does with an event of each kind (nothing, but keep its stamp, for the rest)."""

@@ -298,6 +298,16 @@ def status(error: str) -> bytes:
     return _ld(_STATUS, message + _STATUS_CODE + _varint(STATUS_ERROR))
 
 
+def event_parts(name: str, values: Attributes) -> tuple[bytes, bytes]:
+    """A span's event field in two: `head + pack_fixed64(time_ns) + tail` is the field of
+    the event at `time_ns` (the time's size is fixed)."""
+    encoded = event(name, 0, values)
+    return _EVENT + _varint(len(encoded)) + _EVENT_TIME, encoded[9:]
+
+
+pack_fixed64 = _pack_fixed64
+
+
 def event_at(encoded: bytes, time_ns: int) -> bytes:
     """`encoded` (an `event` message) with its time replaced by `time_ns`."""
     return _EVENT_TIME + _pack_fixed64(time_ns) + encoded[9:]

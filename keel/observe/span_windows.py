@@ -16,7 +16,7 @@ from keel.events.model import (
     PlanExecuted,
     StepAdvanced,
 )
-from keel.observe.digest import Turn
+from keel.observe.digest import STEP_KINDS, Turn
 from keel.observe.otlp import AttributeValue
 
 _END = "END"
@@ -34,20 +34,6 @@ class Window:
     name: str
     attributes: dict[str, AttributeValue]
     span_id: bytes = b""
-
-
-_STEP_KINDS = {
-    StepAdvanced,
-    FlowStarted,
-    OrderedBlockResumed,
-    OrderedBlockCompleted,
-    OrderedBlockCancelled,
-    OrderedBlockInterrupted,
-}
-
-
-WINDOW_KINDS = frozenset({*_STEP_KINDS, PlanExecuted})
-"""The event kinds a turn has a window only if it has one of."""
 
 
 def _steps(turn: Turn) -> list[Window]:
@@ -143,7 +129,7 @@ def innermost(windows: Sequence[Window], seq: int) -> Window | None:
 def turn_windows(turn: Turn) -> list[Window]:
     """The turn's step and plan windows, in the order they open."""
     windows: list[Window] = []
-    if turn.kinds & _STEP_KINDS:
+    if turn.kinds & STEP_KINDS:
         windows += _steps(turn)
     if PlanExecuted in turn.kinds:
         windows += _plans(turn)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, cast
 
 from keel.events.base import to_plain
 from keel.events.model import (
+    Event,
     HistoryCompressed,
     ModelCalled,
     PausePointCreated,
@@ -42,11 +43,11 @@ from keel.events.model import (
     ToolExecuted,
 )
 from keel.observe import genai, otlp
-from keel.observe.digest import DECISION_KINDS, STAGE_KINDS, Turn, digest
+from keel.observe.digest import DECISION_KINDS, STAGE_KINDS, WINDOW_KINDS, Turn, digest
 from keel.observe.otlp import AttributeValue
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.span_ids import Parent, new_span_id
-from keel.observe.span_windows import WINDOW_KINDS, innermost, turn_windows
+from keel.observe.span_windows import innermost, turn_windows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -128,18 +129,88 @@ def _stage_prefix(stage: str) -> bytes:
     return found
 
 
-_EVENT_FIELDS: dict[tuple[object, ...], bytes] = {}
+_EVENTS: dict[tuple[object, ...], tuple[bytes, bytes]] = {}
+"""(kind, its attribute values...) -> its span event's field (`otlp.event_parts`): decisions
+repeat, but for their time."""
 
 
-def _event(name: str, at_ns: int, attributes: dict[str, AttributeValue]) -> bytes:
-    """A span event (memoised but for its time: decisions repeat)."""
-    key = (name, *attributes.items())
-    found = _EVENT_FIELDS.get(key)
+def _event_parts(event: Event, key: tuple[object, ...]) -> tuple[bytes, bytes]:
+    """The span event of a decision, pause point or compression (`_EVENTS`)."""
+    attributes: dict[str, AttributeValue]
+    if isinstance(event, RoutingDecided):
+        attributes = {"keel.routing.source": event.source}
+        if event.skill_id is not None:
+            attributes["keel.skill.id"] = event.skill_id
+        if event.tier is not None:
+            attributes["keel.model.tier"] = event.tier
+        name = "routing_decided"
+    elif isinstance(event, PlanCacheDecided):
+        attributes = {
+            "keel.plan.layer": event.layer,
+            "keel.plan.hit": event.hit,
+            "keel.plan.reason": event.reason,
+        }
+        name = "plan_cache_decided"
+    elif isinstance(event, PausePointCreated):
+        attributes = {"keel.pause.id": event.pause_id, genai.TOOL_NAME: event.tool_name}
+        name = "pause_point_created"
+    elif isinstance(event, PausePointResolved):
+        attributes = {"keel.pause.id": event.pause_id}
+        attributes["keel.pause.approved"] = event.approved
+        name = "pause_point_resolved"
+    else:
+        compressed = cast(HistoryCompressed, event)
+        attributes = {
+            "keel.history.tokens_before": compressed.tokens_before,
+            "keel.history.tokens_after": compressed.tokens_after,
+            "keel.history.dropped_messages": compressed.dropped_messages,
+        }
+        name = "history_compressed"
+    if len(_EVENTS) >= 1024:
+        _EVENTS.clear()
+    found = _EVENTS[key] = otlp.event_parts(name, attributes)
+    return found
+
+
+def _event_key(event: Event) -> tuple[object, ...]:
+    """What a decision's span event holds, but its time."""
+    kind = type(event)
+    if kind is RoutingDecided:
+        routed = cast(RoutingDecided, event)
+        return (kind, routed.source, routed.skill_id, routed.tier)
+    if kind is PlanCacheDecided:
+        decided = cast(PlanCacheDecided, event)
+        return (kind, decided.layer, decided.hit, decided.reason)
+    if kind is PausePointCreated:
+        created = cast(PausePointCreated, event)
+        return (kind, created.pause_id, created.tool_name)
+    if kind is PausePointResolved:
+        resolved = cast(PausePointResolved, event)
+        return (kind, resolved.pause_id, resolved.approved)
+    compressed = cast(HistoryCompressed, event)
+    return (
+        kind,
+        compressed.tokens_before,
+        compressed.tokens_after,
+        compressed.dropped_messages,
+    )
+
+
+_TURN_HEADS: dict[str, tuple[bytes, bytes]] = {}
+"""Agent name -> its turn spans' name and kind, and first attributes."""
+
+
+def _turn_head(agent: str) -> tuple[bytes, bytes]:
+    found = _TURN_HEADS.get(agent)
     if found is None:
-        if len(_EVENT_FIELDS) >= 1024:
-            _EVENT_FIELDS.clear()
-        found = _EVENT_FIELDS[key] = otlp.event(name, 0, attributes)
-    return otlp.event_at(found, at_ns)
+        if len(_TURN_HEADS) >= 64:
+            _TURN_HEADS.clear()
+        named = otlp.name_kind(f"{genai.INVOKE_AGENT} {agent}", otlp.INTERNAL)
+        fields = otlp.field(genai.OPERATION, genai.INVOKE_AGENT) + otlp.field(
+            genai.AGENT_NAME, agent
+        )
+        found = _TURN_HEADS[agent] = (named, fields)
+    return found
 
 
 def _id(value: int) -> bytes:
@@ -202,10 +273,9 @@ class _Builder:
         ended = turn.ended
         stop = ended.stop_reason if ended is not None else "error"
         f = otlp.field
-        agent = self.options.agent
+        named, head = _turn_head(self.options.agent)
         values = [
-            f(genai.OPERATION, genai.INVOKE_AGENT),
-            f(genai.AGENT_NAME, agent),
+            head,
             otlp.text_field("keel.turn.id", turn.started.turn_id),
             f("keel.turn.stop_reason", stop),
             self.conversation,
@@ -218,12 +288,11 @@ class _Builder:
         if turn.commits:
             values += _commit_fields(turn.commits)
         if turn.kinds & DECISION_KINDS:
-            values.append(otlp.event_fields(self._decisions(turn)))
+            values += self._decisions(turn)
         if stop == "error" or (self.record.failed and ended is None):
             values.append(otlp.status(f"turn stopped: {stop}"))
         own = _id(self.new_id())
         self._children(turn, otlp.parent_field(own))
-        named = otlp.name_kind(f"{genai.INVOKE_AGENT} {agent}", otlp.INTERNAL)
         start_ns, end_ns = int(turn.started.timestamp * 1e9), int(turn.end * 1e9)
         self.spans.append(self.put(own, self.parent, named, start_ns, end_ns, b"".join(values)))
 
@@ -250,46 +319,18 @@ class _Builder:
             else:
                 self.refused(cast(ToolCallRefused, event), context)
         for commit in turn.commits:
-            if commit.seconds >= SLOW_COMMIT_SECONDS:
+            if commit.stored - commit.stamped >= SLOW_COMMIT_SECONDS:  # `commit.seconds`
                 self.commit(commit, inside)
 
     def _decisions(self, turn: Turn) -> list[bytes]:
+        """The span event fields of the turn's decisions, pause points and compressions."""
         found: list[bytes] = []
+        pack = otlp.pack_fixed64
         for event in turn.noted:
-            if type(event) not in DECISION_KINDS:
-                continue
-            attributes: dict[str, AttributeValue]
-            if isinstance(event, RoutingDecided):
-                attributes = {"keel.routing.source": event.source}
-                if event.skill_id is not None:
-                    attributes["keel.skill.id"] = event.skill_id
-                if event.tier is not None:
-                    attributes["keel.model.tier"] = event.tier
-                name = "routing_decided"
-            elif isinstance(event, PlanCacheDecided):
-                attributes = {
-                    "keel.plan.layer": event.layer,
-                    "keel.plan.hit": event.hit,
-                    "keel.plan.reason": event.reason,
-                }
-                name = "plan_cache_decided"
-            elif isinstance(event, PausePointCreated):
-                attributes = {"keel.pause.id": event.pause_id, genai.TOOL_NAME: event.tool_name}
-                name = "pause_point_created"
-            elif isinstance(event, PausePointResolved):
-                attributes = {"keel.pause.id": event.pause_id}
-                attributes["keel.pause.approved"] = event.approved
-                name = "pause_point_resolved"
-            elif isinstance(event, HistoryCompressed):
-                attributes = {
-                    "keel.history.tokens_before": event.tokens_before,
-                    "keel.history.tokens_after": event.tokens_after,
-                    "keel.history.dropped_messages": event.dropped_messages,
-                }
-                name = "history_compressed"
-            else:
-                continue
-            found.append(_event(name, _ns(event.timestamp), attributes))
+            if type(event) in DECISION_KINDS:
+                key = _event_key(event)
+                head, tail = _EVENTS.get(key) or _event_parts(event, key)
+                found.append(b"".join((head, pack(_ns(event.timestamp)), tail)))
         return found
 
     def model(self, event: ModelCalled, parent: bytes) -> None:
