@@ -47,6 +47,7 @@ from keel.loop.prompt import (
 from keel.loop.turn import TurnContext
 from keel.loop.voice import channel_of
 from keel.project.definition import AgentDefinition
+from keel.project.integrations import IntegrationsConfig
 from keel.project.model_groups import ModelSpec
 from keel.skills import CollectStep, SkillDocument
 
@@ -290,6 +291,15 @@ def served_by(t: TurnContext, model: str, tier: str) -> ModelSpec | None:
     dated id (`gpt-4.1-2025-04-14` for `gpt-4.1`): the longest configured id of the tier's
     group that starts the answered id counts; else the group's first model."""
     integrations = t.definition.integrations
+    last = _last_served[0]
+    if last is not None and last[0] is integrations and last[1] == model and last[2] == tier:
+        return last[3]  # pure in the (frozen) configuration, the model and the tier
+    found = _served_by(integrations, model, tier)
+    _last_served[0] = (integrations, model, tier, found)
+    return found
+
+
+def _served_by(integrations: IntegrationsConfig, model: str, tier: str) -> ModelSpec | None:
     group_id = group_id_for(integrations, tier)
     exact = spec_for(integrations, model, group_id=group_id)
     if exact is not None:
@@ -299,6 +309,9 @@ def served_by(t: TurnContext, model: str, tier: str) -> ModelSpec | None:
         return None
     prefixed = [m for m in group.models if model.startswith(m.model)]
     return max(prefixed, key=lambda m: len(m.model)) if prefixed else group.models[0]
+
+
+_last_served: list[tuple[IntegrationsConfig, str, str, ModelSpec | None] | None] = [None]
 
 
 def _compressed(t: TurnContext, fitted: Fitted) -> HistoryCompressed:
