@@ -217,7 +217,7 @@ def _denied(events: list[Event]) -> frozenset[str]:
     """The pause ids `events` resolves as denied, read on from the previous call's answer
     for the same list (the turn's events only grow; a cleared or other list is read anew)."""
     last = _last_denied[0]
-    start, found = 0, frozenset[str]()
+    start, found = 0, _NONE_DENIED
     if last is not None and last[0] is events and last[1] <= len(events):
         seen = last[1]
         if seen == 0 or events[seen - 1] is last[2]:
@@ -232,6 +232,7 @@ def _denied(events: list[Event]) -> frozenset[str]:
     return found
 
 
+_NONE_DENIED: frozenset[str] = frozenset()
 _last_denied: list[tuple[list[Event], int, Event | None, frozenset[str]] | None] = [None]
 
 

@@ -231,6 +231,8 @@ async def run_builder_tool(
 
 def _log_failure(t: TurnContext, tool_name: str, run: ToolRun) -> None:
     """Operators see a tool that raised (with its traceback) or timed out in the server log."""
+    if run.raised is None and run.outcome != "timeout":
+        return  # the usual case: nothing to say
     ids = {"conversation_id": t.recorder.conversation_id, "turn_id": t.turn_id}
     where = f"(conversation {ids['conversation_id']}, turn {ids['turn_id']})"
     if run.raised is not None:

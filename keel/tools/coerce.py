@@ -49,23 +49,37 @@ def coerce_arguments(
     Expects arguments that passed `validate_arguments`; whatever a dataclass constructor
     raises (a `__post_init__` check, say) propagates.
     """
-    types_by_name = _parameter_types(definition.func)
-    return {name: _coerce(types_by_name.get(name, Any), value) for name, value in arguments.items()}
+    types_by_name, converted = _parameter_types(definition.func)
+    # A parameter whose type converts nothing (`str`, `bool`, unannotated...) gets its
+    # value as it is, without asking `_coerce` (what most arguments are); so does an
+    # argument the signature does not name (its type would be `Any`).
+    return {
+        name: _coerce(types_by_name[name], value) if name in converted else value
+        for name, value in arguments.items()
+    }
+
+
+_AS_IS = (str, bool, object, type(None), Any)
+"""Types `_coerce` returns every JSON value of unchanged."""
 
 
 @lru_cache(maxsize=256)
-def _parameter_types(func: Callable[..., object]) -> Mapping[str, object]:
+def _parameter_types(
+    func: Callable[..., object],
+) -> tuple[Mapping[str, object], frozenset[str]]:
+    """Each parameter's type, and the parameters whose values `_coerce` may convert."""
     try:
         parameters = inspect.signature(func).parameters
     except (TypeError, ValueError):
-        return MappingProxyType({})
+        return MappingProxyType({}), frozenset()
     resolved: dict[str, object] = {}
     for name, parameter in parameters.items():
         try:
             resolved[name] = resolve_annotation(func, name, parameter.annotation)
         except ToolDefinitionError:
             resolved[name] = Any
-    return MappingProxyType(resolved)
+    converted = frozenset(name for name, tp in resolved.items() if not any(tp is t for t in _AS_IS))
+    return MappingProxyType(resolved), converted
 
 
 def _coerce(tp: object, value: object) -> object:

@@ -18,6 +18,12 @@ def freeze_json(value: object) -> object:
 
 def thaw_json(value: object) -> Any:
     """A fresh plain copy of a frozen value (tuples to lists, mappings to dicts)."""
+    # Exact types first (the usual ones), without the ABC checks below.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is dict or kind is MappingProxyType:
+        return {key: thaw_json(item) for key, item in value.items()}  # type: ignore[attr-defined]
     if isinstance(value, list | tuple):
         return [thaw_json(item) for item in value]
     if isinstance(value, Mapping):
