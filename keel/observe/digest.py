@@ -105,10 +105,10 @@ def _add_commits(turns: list[Turn], record: RunRecord) -> None:
     for turn in turns:
         first, last = turn.start_seq, turn.events[-1][0]
         for commit in record.commits:
-            if first <= commit.first_seq <= last:
+            if first <= commit[0] <= last:  # `first_seq` (a field by index costs less)
                 turn.commits.append(commit)
-                if commit.stored > turn.end:
-                    turn.end = commit.stored
+                if commit[3] > turn.end:  # `stored`
+                    turn.end = commit[3]
     if turns and turns[-1].ended is None:
         turns[-1].end = max(turns[-1].end, record.ended_at)
 

@@ -81,8 +81,18 @@ _PRUNE_FLOOR = 4096
 """Conversations remembered for `keel_conversations_active` before the first prune."""
 
 
-def _ignored(_event: Event) -> None:
-    """`observe` handles turns itself; their kinds are in the handlers to be found."""
+_MODEL, _TOOL, _REFUSED, _DECIDED, _STARTED, _ENDED = range(6)
+_ROLES: dict[type, int] = {
+    TurnStarted: _STARTED,
+    ModelCalled: _MODEL,
+    ToolExecuted: _TOOL,
+    TurnEnded: _ENDED,
+    ToolCallRefused: _REFUSED,
+    PlanCacheDecided: _DECIDED,
+}
+"""What `observe` counts of each kind (nothing of the others)."""
+
+_ModelKeys = tuple[Labels, Labels, Labels, Labels, Labels, list[float]]
 
 
 class Count:
@@ -173,17 +183,14 @@ class TurnMetrics:
         self._prune_at = _PRUNE_FLOOR
         self._export: Callable[[], ExportStats] | None = None
         self._declare_series()
-        self._handlers: dict[type, Callable[[Event], None]] = {
-            ModelCalled: self._model,
-            ToolExecuted: self._tool,
-            ToolCallRefused: self._refused,
-            PlanCacheDecided: self._decided,
-            TurnStarted: _ignored,
-            TurnEnded: _ignored,
-        }
-        """The handler of each kind the metrics count (`observe` handles the turns')."""
-        self._model_keys: dict[tuple[str, str], tuple[Labels, ...]] = {}
-        """(tier, model) -> its label tuples: (tier, model) and one per token kind."""
+        self._model_keys: dict[tuple[str, str], _ModelKeys] = {}
+        """(tier, model) -> its label tuples ((tier, model) and one per token kind) and its
+        `model_seconds` row."""
+        self._model_bounds = self.model_seconds.bounds
+        self._tool_keys: dict[str, tuple[Labels, Labels]] = {}
+        """Tool -> its `tool_runs` labels, ok and error."""
+        self._stop_keys: dict[str, Labels] = {}
+        """Stop reason -> its labels."""
         self.registry.register(_Families(self))
 
     def _declare_series(self) -> None:
@@ -301,96 +308,149 @@ class TurnMetrics:
         first `turn_started` belong to no turn and are not counted; a turn with no
         `turn_ended` counts as stop reason `error`). Returns the run's turns and calls
         (the spans a trace of it has at least)."""
-        handlers = self._handlers
+        roles = _ROLES
+        kept: tuple[list[Event], ...] = ([], [], [], [])
+        """Model calls, tool runs, refusals, plan decisions: counted after the loop, each
+        kind in a loop of its own."""
         started: float | None = None
         ended = True
-        seen = 0
+        turns = 0
         for item in record.events:
             event = item[1]
-            kind = type(event)
-            handler = handlers.get(kind)
-            if handler is None:
+            role = roles.get(type(event))
+            if role is None:
                 continue
-            if kind is TurnStarted:
+            if role == _STARTED:
                 if not ended:  # the run failed before the engine could end that turn
                     self.turns.inc(_ERROR)
                 started, ended = event.timestamp, False
-                seen += 1
+                turns += 1
             elif started is None:
                 continue
-            elif kind is TurnEnded:
+            elif role == _ENDED:
                 if not ended:
                     ended = True
                     self._turn(record, cast(TurnEnded, event), started)
             else:
-                handler(event)
-                seen += kind is not PlanCacheDecided
+                kept[role].append(event)
         if not ended:
             self.turns.inc(_ERROR)
+        self._commits(record)
+        return turns + self._calls(*kept)
+
+    def _calls(
+        self, models: list[Event], tools: list[Event], refusals: list[Event], decided: list[Event]
+    ) -> int:
+        """Count the run's calls and decisions; how many calls."""
+        if models:
+            self._models(cast("list[ModelCalled]", models))
+        if tools:
+            self._tools(cast("list[ToolExecuted]", tools))
+        for refused in refusals:
+            self.refusals.inc((cast(ToolCallRefused, refused).code,))
+        for decision in decided:
+            self._decided(cast(PlanCacheDecided, decision))
+        return len(models) + len(tools) + len(refusals)
+
+    def _commits(self, record: RunRecord) -> None:
         commits = self.commit_seconds
         row = commits.values.get(())
         if row is None:
             row = commits.values[()] = [0.0] * (len(commits.bounds) + 2)
         bounds = commits.bounds
-        for commit in record.commits:
-            seconds = commit.stored - commit.stamped
+        for _first, _last, stamped, stored in record.commits:
+            seconds = stored - stamped
             seconds = seconds if seconds > 0.0 else 0.0
             row[bisect_left(bounds, seconds)] += 1
             row[-1] += seconds
-        return seen
 
-    def _tool(self, event: Event) -> None:
-        run = cast(ToolExecuted, event)
-        if run.is_error:
-            self.tool_runs.inc((run.tool_name, "error"))
-            self.tool_failures.inc((run.tool_name, run.error_code or "unknown"))
-        else:
-            self.tool_runs.inc((run.tool_name, "ok"))
+    def _tools(self, tools: list[ToolExecuted]) -> None:
+        keys_of = self._tool_keys
+        runs = self.tool_runs.values
+        for run in tools:
+            keys = keys_of.get(run.tool_name)
+            if keys is None:
+                keys = self._tool_labels(run.tool_name)
+            if run.is_error:
+                labels = keys[1]
+                runs[labels] = runs.get(labels, 0.0) + 1.0
+                self.tool_failures.inc((run.tool_name, run.error_code or "unknown"))
+            else:
+                labels = keys[0]
+                runs[labels] = runs.get(labels, 0.0) + 1.0
 
-    def _refused(self, event: Event) -> None:
-        self.refusals.inc((cast(ToolCallRefused, event).code,))
+    def _tool_labels(self, tool: str) -> tuple[Labels, Labels]:
+        if len(self._tool_keys) >= 1024:
+            self._tool_keys.clear()
+        keys = self._tool_keys[tool] = ((tool, "ok"), (tool, "error"))
+        return keys
 
-    def _decided(self, event: Event) -> None:
-        decided = cast(PlanCacheDecided, event)
+    def _decided(self, decided: PlanCacheDecided) -> None:
         hit = "true" if decided.hit else "false"
         self.plan_decisions.inc((decided.layer, hit, decided.reason))
 
     def _turn(self, record: RunRecord, event: TurnEnded, started: float | None) -> None:
-        self.turns.inc((event.stop_reason,))
+        stop = event.stop_reason
+        labels = self._stop_keys.get(stop)
+        if labels is None:
+            if len(self._stop_keys) >= 1024:
+                self._stop_keys.clear()
+            labels = self._stop_keys[stop] = (stop,)
+        turns = self.turns.values
+        turns[labels] = turns.get(labels, 0.0) + 1.0
         last = self._last_turn
-        last[record.conversation_id] = event.timestamp
+        at = event.timestamp
+        last[record.conversation_id] = at
         if len(last) > self._prune_at:
-            self._prune(event.timestamp)
+            self._prune(at)
         if started is None:
             return
-        stored = [c.stored for c in record.commits if c.stamped >= event.timestamp]
-        end = min(stored) if stored else event.timestamp
-        self.turn_seconds.observe((event.stop_reason,), max(0.0, end - started))
+        end = at
+        found = False
+        for _first, _last, stamped, stored in record.commits:
+            if stamped >= at and (not found or stored < end):
+                end, found = stored, True
+        self.turn_seconds.observe(labels, max(0.0, end - started))
 
-    def _model(self, event: Event) -> None:
-        called = cast(ModelCalled, event)
-        keys = self._model_keys.get((called.tier, called.model))
-        if keys is None:
-            keys = self._keys(called.tier, called.model)
-        labels, input_key, output_key, cached_key, write_key = keys
-        self.model_calls.inc(labels)
-        self.model_seconds.observe(labels, called.latency_ms / 1000)
+    def _models(self, models: list[ModelCalled]) -> None:
+        keys_of = self._model_keys
+        bounds = self._model_bounds
+        calls = self.model_calls.values
         tokens = self.tokens.values
-        tokens[input_key] = tokens.get(input_key, 0.0) + called.input_tokens
-        tokens[output_key] = tokens.get(output_key, 0.0) + called.output_tokens
-        if called.cached_input_tokens:
-            tokens[cached_key] = tokens.get(cached_key, 0.0) + called.cached_input_tokens
-        if called.cache_write_tokens:
-            tokens[write_key] = tokens.get(write_key, 0.0) + called.cache_write_tokens
-        if called.cost is not None:
-            self.cost.inc(labels, called.cost)
+        for called in models:
+            keys = keys_of.get((called.tier, called.model))
+            if keys is None:
+                keys = self._keys(called.tier, called.model)
+            labels, input_key, output_key, cached_key, write_key, row = keys
+            calls[labels] = calls.get(labels, 0.0) + 1.0
+            seconds = called.latency_ms / 1000
+            row[bisect_left(bounds, seconds)] += 1
+            row[-1] += seconds
+            tokens[input_key] = tokens.get(input_key, 0.0) + called.input_tokens
+            tokens[output_key] = tokens.get(output_key, 0.0) + called.output_tokens
+            if called.cached_input_tokens:
+                tokens[cached_key] = tokens.get(cached_key, 0.0) + called.cached_input_tokens
+            if called.cache_write_tokens:
+                tokens[write_key] = tokens.get(write_key, 0.0) + called.cache_write_tokens
+            if called.cost is not None:
+                cost = self.cost.values
+                cost[labels] = cost.get(labels, 0.0) + called.cost
 
-    def _keys(self, tier: str, model: str) -> tuple[Labels, ...]:
+    def _keys(self, tier: str, model: str) -> _ModelKeys:
         if len(self._model_keys) >= 1024:
             self._model_keys.clear()
-        keys = self._model_keys[(tier, model)] = (
-            (tier, model),
-            *((tier, model, kind) for kind in ("input", "output", "cached_input", "cache_write")),
+        labels = (tier, model)
+        spread = self.model_seconds
+        row = spread.values.get(labels)
+        if row is None:
+            row = spread.values[labels] = [0.0] * (len(spread.bounds) + 2)
+        keys = self._model_keys[labels] = (
+            labels,
+            (tier, model, "input"),
+            (tier, model, "output"),
+            (tier, model, "cached_input"),
+            (tier, model, "cache_write"),
+            row,
         )
         return keys
 

@@ -84,9 +84,9 @@ def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
     """The turn's commits folded: how many, their events, total and longest time (ms)."""
     events = 0
     total = longest = 0.0
-    for commit in commits:
-        events += commit.last_seq - commit.first_seq + 1
-        took = commit.stored - commit.stamped
+    for first_seq, last_seq, stamped, stored in commits:
+        events += last_seq - first_seq + 1
+        took = stored - stamped
         if took > 0.0:
             total += took
             if took > longest:
@@ -220,22 +220,19 @@ def _id(value: int) -> bytes:
 _NO_META = (None, None, None)
 
 
-def _meta_key(meta: Mapping[str, object]) -> tuple[str | None, str | None, str | None]:
-    """(tier reason, purpose, finish reason) of a model call's metadata, None for each it
-    does not hold as text."""
-    if not meta:
-        return _NO_META
-    reason = meta.get("tier_reason")
-    purpose = meta.get("purpose")
-    return (
-        reason if isinstance(reason, str) else None,
-        purpose if isinstance(purpose, str) else None,
-        _finish_reason(meta),
-    )
-
-
 class _Builder:
     """Encodes the spans of one run."""
+
+    __slots__ = (
+        "conversation",
+        "new_id",
+        "options",
+        "parent",
+        "put",
+        "record",
+        "spans",
+        "starts",
+    )
 
     def __init__(
         self,
@@ -246,8 +243,7 @@ class _Builder:
     ) -> None:
         self.options = options
         self.record = record
-        self.writer = otlp.SpanWriter(parent.trace_id.to_bytes(16, "big"))
-        self.put = self.writer.put
+        self.put = otlp.SpanWriter(parent.trace_id.to_bytes(16, "big")).put
         self.parent = otlp.parent_field(_id(parent.span_id)) if parent.span_id is not None else b""
         self.new_id = new_id
         self.starts: list[ToolStart] = list(record.tool_starts)
@@ -335,7 +331,16 @@ class _Builder:
 
     def model(self, event: ModelCalled, parent: bytes) -> None:
         meta = event.metadata
-        noted = _meta_key(meta)
+        if meta:
+            reason = meta.get("tier_reason")
+            purpose = meta.get("purpose")
+            noted = (
+                reason if isinstance(reason, str) else None,
+                purpose if isinstance(purpose, str) else None,
+                _finish_reason(meta),
+            )
+        else:
+            noted = _NO_META
         key = (
             event.model,
             event.tier,
@@ -411,10 +416,11 @@ class _Builder:
 
     def _started(self, name: str, before: float, fallback: float) -> float:
         """When the tool `name` that ended at `before` started (its `tool_started`)."""
-        for index, start in enumerate(self.starts):
-            if start.name == name and start.at <= before:
-                del self.starts[index]
-                return start.at
+        starts = self.starts
+        for index, (started, at) in enumerate(starts):
+            if started == name and at <= before:
+                del starts[index]
+                return at
         return fallback
 
     def tool(self, event: ToolExecuted, parent: bytes, previous: float) -> None:
