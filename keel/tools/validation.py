@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+import orjson
+
 from keel.tools.definition import ToolDefinition
 from keel.tools.frozen import thaw_json
 from keel.tools.schema_plan import SchemaNode, plan_for
@@ -96,14 +98,16 @@ def _parse(raw: object) -> dict[str, object] | ArgumentProblem:
     if isinstance(raw, str):
         if not raw.strip():
             return {}
-        try:
-            # `json.loads` with these options, decoder made once (a BOM gets its message).
-            if raw.startswith("\ufeff"):
-                value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
-            else:
-                value = _ARGUMENTS.decode(raw)
-        except (ValueError, RecursionError) as exc:
-            return _json_problem(f"arguments are not valid JSON ({_clip(str(exc), 120)})")
+        value = _quick_loads(raw)
+        if value is _NOT_QUICK:
+            try:
+                # `json.loads` with these options, decoder made once (a BOM gets its message).
+                if raw.startswith("\ufeff"):
+                    value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+                else:
+                    value = _ARGUMENTS.decode(raw)
+            except (ValueError, RecursionError) as exc:
+                return _json_problem(f"arguments are not valid JSON ({_clip(str(exc), 120)})")
     elif isinstance(raw, Mapping):
         try:
             # A round trip leaves plain JSON only (read-only mappings, tuples, enums...).
@@ -132,6 +136,23 @@ def _finite_float(text: str) -> float:
 
 
 _ARGUMENTS = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+
+_NOT_QUICK = object()
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def _quick_loads(raw: str) -> object:
+    """What `_ARGUMENTS.decode(raw)` returns, by orjson, for the text orjson reads the
+    same way; `_NOT_QUICK` for the rest, which the standard library reads (and words
+    the error of): orjson refuses what the options refuse (NaN, infinities, numbers
+    beyond a float's range) and lone surrogates, which Python reads, and reads integers
+    beyond 64 bits as floats (so any run of 19 digits goes the slow way)."""
+    if _LONG_NUMBER.search(raw) is not None:
+        return _NOT_QUICK
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _NOT_QUICK
 
 
 def _json_kind(value: object) -> str:
