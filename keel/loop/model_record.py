@@ -47,6 +47,8 @@ class _Sent:
 
 
 _last_sent: list[_Sent | None] = [None]
+_last_reply: list[tuple[bytes, JsonMapping] | None] = [None]
+"""The last recorded reply's JSON text and frozen form."""
 
 
 def request_record(request: ModelRequest) -> JsonMapping:
@@ -88,15 +90,21 @@ def request_record(request: ModelRequest) -> JsonMapping:
                 cursor = at + 1
                 break
         else:
-            path = f"metadata.request.messages[{index}]"
-            made = freeze_mapping(message, path=path)  # type: ignore[arg-type]
-            frozen += (made,)
             # The message as given (plain dicts and lists, which orjson writes without asking
-            # back) has the frozen copy's very text: freezing changed no value, only types.
+            # back) has the frozen copy's very text: freezing changes no value, only types.
             try:
                 part: bytes | None = orjson.dumps(message)
             except (TypeError, orjson.JSONEncodeError):
                 part = None  # not plain data, or a big integer: the codec walks it
+            reply = _last_reply[0]
+            if part is not None and reply is not None and reply[0] == part:
+                # The previous call's reply, as the history repeats it: the same JSON text
+                # is the same frozen value (types included), frozen once already.
+                made = reply[1]
+            else:
+                path = f"metadata.request.messages[{index}]"
+                made = freeze_mapping(message, path=path)  # type: ignore[arg-type]
+            frozen += (made,)
             parts += (part,)
     tools = request.tools
     if last is not None and last.tools is tools:
@@ -136,6 +144,13 @@ def model_called(
             frozen[key] = value
         else:
             frozen[key] = freeze_json(value, path=f"metadata.{key}")
+    reply = metadata.get("reply")
+    if type(reply) is dict and type(frozen["reply"]) is MappingProxyType:
+        # Kept with its text for the next request, whose history repeats it.
+        try:
+            _last_reply[0] = (orjson.dumps(reply), frozen["reply"])
+        except (TypeError, orjson.JSONEncodeError):
+            _last_reply[0] = None
     return from_frozen(
         ModelCalled,
         model=response.model,
