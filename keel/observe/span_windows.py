@@ -129,7 +129,7 @@ def innermost(windows: Sequence[Window], seq: int) -> Window | None:
 def turn_windows(turn: Turn) -> list[Window]:
     """The turn's step and plan windows, in the order they open."""
     windows: list[Window] = []
-    if turn.kinds & STEP_KINDS:
+    if not turn.kinds.isdisjoint(STEP_KINDS):
         windows += _steps(turn)
     if PlanExecuted in turn.kinds:
         windows += _plans(turn)

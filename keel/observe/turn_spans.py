@@ -279,11 +279,11 @@ class _Builder:
         detail = ended.metadata.get("detail") if ended is not None and ended.metadata else None
         if isinstance(detail, str):
             values.append(f("keel.turn.stop_detail", detail))
-        if turn.kinds & STAGE_KINDS:
+        if not turn.kinds.isdisjoint(STAGE_KINDS):
             values += _stage_fields(turn)
         if turn.commits:
             values += _commit_fields(turn.commits)
-        if turn.kinds & DECISION_KINDS:
+        if not turn.kinds.isdisjoint(DECISION_KINDS):
             values += self._decisions(turn)
         if stop == "error" or (self.record.failed and ended is None):
             values.append(otlp.status(f"turn stopped: {stop}"))
@@ -293,7 +293,7 @@ class _Builder:
         self.spans.append(self.put(own, self.parent, named, start_ns, end_ns, b"".join(values)))
 
     def _children(self, turn: Turn, inside: bytes) -> None:
-        windows = turn_windows(turn) if turn.kinds & WINDOW_KINDS else None
+        windows = None if turn.kinds.isdisjoint(WINDOW_KINDS) else turn_windows(turn)
         if windows:
             for window in windows:
                 holder = innermost([w for w in windows if w is not window], window.start_seq)
