@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+import orjson
+
 from keel.events.model import BotMessage, RoutingDecided
 from keel.llm.port import AssistantChatMessage, Message, ModelResponse, ToolCall
 from keel.loop import blocks_run, lifecycle, stack, voice
@@ -148,7 +150,12 @@ _SIGNATURE = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def _breaker(t: TurnContext, call: ToolCall, args: dict[str, object]) -> bool:
-    signature = (call.name, _SIGNATURE.encode(args))
+    try:
+        # Canonical text of the arguments (sorted keys): equal arguments, equal text.
+        text = orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        text = _SIGNATURE.encode(args)  # an integer beyond 64 bits (never orjson's text)
+    signature = (call.name, text)
     t.recent_calls.append(signature)
     tail = t.recent_calls[-REPEAT_LIMIT:]
     return len(tail) == REPEAT_LIMIT and len(set(tail)) == 1

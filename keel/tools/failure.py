@@ -38,7 +38,7 @@ class PayloadFailure:
 
 def payload_failure(value: object) -> PayloadFailure | None:
     """The failure `value` reports, or None when it is not a failure payload."""
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # a dict: no ABC check
         return None
     ok, success, error = value.get("ok"), value.get("success"), value.get("error")
     if ok is True or success is True:
