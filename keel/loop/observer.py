@@ -1,8 +1,8 @@
 """`TurnObserver`: what a running turn reports as it goes (for streaming to clients).
 
 The engine reports committed events only: a turn buffers its events and commits them at
-its boundaries (`keel.loop.recorder`), and after each commit the observer hears every
-event of the batch (with its log sequence number), then `committed` for the batch. It
+its boundaries (`keel.loop.recorder`), and after each commit the observer hears the
+batch in one `committed` call (its events in log order, with their sequence numbers). It
 also hears each piece of model text as it streams in, and when a builder tool is about to
 run (a read-only tool may start before the events that led to it are committed). An
 observer must not raise; it may await (a slow client slows the turn, so keep it quick or
@@ -16,21 +16,18 @@ only the committed events).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from keel.events.model import Event
+from keel.stores.port import StoredEvent
 
 
 class TurnObserver(Protocol):
     """Receives a turn's progress."""
 
-    async def event(self, seq: int, event: Event) -> None:
-        """An event was appended to the log at `seq`."""
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """Seqs `first_seq` to `last_seq` were appended in one commit, which started at
-        `started_at` (epoch seconds, the engine's clock); their `event` calls came first."""
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        """`events` (in log order, with their seqs; never empty) were appended in one
+        commit, which started at `started_at` (epoch seconds, the engine's clock)."""
 
     async def text_delta(self, text: str) -> None:
         """A piece of model text arrived (the whole text follows as a `bot_message`)."""

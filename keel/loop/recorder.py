@@ -12,8 +12,8 @@ boundaries costs no commit.
 
 A commit that fails is rolled back: its events leave `events` and `state` goes back to the
 last committed state (what the store holds is what the engine believes), then the error
-propagates. Observers hear only committed events, in log order with their seqs, then
-`committed` for the batch; nothing of a buffered event reaches them before its commit.
+propagates. Observers hear only committed events: each batch in one `committed` call, in
+log order with their seqs; nothing of a buffered event reaches them before its commit.
 
 Being the one writer, it also keeps seed 001's rule that every `memory_set` is followed by
 its `slot_set` copy (`with_slot_copies`), whichever code path made the write.
@@ -123,9 +123,7 @@ class Recorder:
             self.committed.extend(batch)
             observer = self.observer
             if observer is not None:
-                for item in stored:
-                    await observer.event(item.seq, item.event)
-                await observer.committed(expected + 1, expected + len(batch), started.timestamp())
+                await observer.committed(stored, started.timestamp())
         finally:
             self._commit_busy = False
             if self._commit_waiters:

@@ -1,9 +1,9 @@
 """`TurnTap`: a `TurnObserver` that keeps what a run committed; `Telemetry`: the app's
 metrics and (when configured) tracing, which each finished tap feeds.
 
-A tap does little while the turn runs: it keeps each (seq, event), notes each commit (the
-recorder reports a batch's events, then `committed` with when its append started) and when
-each builder tool started. `finish` counts the run into the metrics and, when its trace
+A tap does little while the turn runs: it keeps each commit's (seq, event) pairs and when
+the commit started and ended (the recorder reports each batch in one `committed` call), and
+when each builder tool started. `finish` counts the run into the metrics and, when its trace
 is sampled, queues the run for the exporting thread, which encodes its spans
 (`turn_spans`) just before it posts them: a slow or absent collector never slows a turn
 (a full queue drops spans, counted), and the request pays no encoding.
@@ -12,7 +12,7 @@ is sampled, queues the run for the exporting thread, which encodes its spans
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from keel.observe.metrics import TurnMetrics
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
+from keel.stores.port import StoredEvent
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -51,14 +52,11 @@ class TurnTap:
         self._starts: list[ToolStart] = []
         self._finished = False
 
-    async def event(self, seq: int, event: Event) -> None:
-        """An event was committed."""
-        self._events.append((seq, event))
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """A commit ended now: its append started at `started_at`."""
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        """A commit of `events` ended now: its append started at `started_at`."""
         stored = self._seconds()
-        self._commits.append(Commit(first_seq, last_seq, started_at, stored))
+        self._events.extend([(item.seq, item.event) for item in events])
+        self._commits.append(Commit(events[0].seq, events[-1].seq, started_at, stored))
 
     async def text_delta(self, text: str) -> None:
         """Model text is not kept (the whole reply is in the log)."""

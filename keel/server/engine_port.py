@@ -8,11 +8,10 @@ serialises turns of a conversation itself through the store's conversation lock.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import cast
 
 from keel.events.base import JsonValue, freeze_mapping
-from keel.events.model import Event
 from keel.loop.engine import Engine
 from keel.loop.observer import TurnObserver
 from keel.loop.result import TurnResult
@@ -26,21 +25,17 @@ TurnCall = Callable[[TurnObserver], Awaitable[TurnResult]]
 class FeedObserver:
     """A `TurnObserver` that pushes everything into a run's feed and keeps the log events."""
 
-    def __init__(self, feed: TurnFeed, conversation_id: str) -> None:
+    def __init__(self, feed: TurnFeed) -> None:
         self._feed = feed
-        self._conversation_id = conversation_id
         self.appended: list[StoredEvent] = []
         """The events this request appended, in log order."""
 
-    async def event(self, seq: int, event: Event) -> None:
-        """An event was appended to the log."""
-        self.appended.append(
-            StoredEvent(conversation_id=self._conversation_id, seq=seq, event=event)
-        )
-        self._feed.push(Logged(seq=seq, event=event))
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """A commit ended; its events were pushed one by one."""
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        """A commit of `events` ended: each goes into the feed, in log order."""
+        self.appended.extend(events)
+        push = self._feed.push
+        for item in events:
+            push(Logged(seq=item.seq, event=item.event))
 
     async def text_delta(self, text: str) -> None:
         """Model text arrived."""

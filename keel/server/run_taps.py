@@ -12,9 +12,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from keel.events.model import Event
 from keel.loop.observer import TurnObserver
 from keel.server.feed import RunOutcome
+from keel.stores.port import StoredEvent
 
 _log = logging.getLogger("keel.server")
 
@@ -41,21 +41,12 @@ class TeeObserver:
         _log.exception("a run tap (%s) failed; it is left out of this run", type(tap).__name__)
         self._taps.remove(tap)
 
-    async def event(self, seq: int, event: Event) -> None:
-        """An event was appended."""
-        await self._first.event(seq, event)
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        """A commit of `events` ended."""
+        await self._first.committed(events, started_at)
         for tap in list(self._taps):
             try:
-                await tap.event(seq, event)
-            except Exception:
-                self._drop(tap)
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """A commit of the events just reported ended."""
-        await self._first.committed(first_seq, last_seq, started_at)
-        for tap in list(self._taps):
-            try:
-                await tap.committed(first_seq, last_seq, started_at)
+                await tap.committed(events, started_at)
             except Exception:
                 self._drop(tap)
 

@@ -39,7 +39,7 @@ class TurnRun:
         self.key = key
         self.feed = TurnFeed()
         self._store = store
-        self._observer = FeedObserver(self.feed, key)
+        self._observer = FeedObserver(self.feed)
         self._tee = TeeObserver(self._observer, open_taps(taps, key)) if taps else None
         self._call = call
         self._calling = False

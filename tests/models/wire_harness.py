@@ -9,17 +9,17 @@ which makes it use the adapter's `stream()` (SSE); the text deltas it passes on 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from keel.events.base import JsonValue
-from keel.events.model import Event
 from keel.llm.factory import TieredModel
 from keel.llm.openai import OpenAIChatModel
 from keel.llm.port import Model
 from keel.loop.result import TurnResult
 from keel.project.definition import AgentDefinition
 from keel.project.model_groups import ModelGroup
+from keel.stores.port import StoredEvent
 from keel.testing import ConversationHarness, ScriptedModel, load_definition
 from keel.testing.openai_wire_server import OpenAIWireServer
 
@@ -33,11 +33,8 @@ class DeltaRecorder:
     def __init__(self) -> None:
         self.deltas: list[str] = []
 
-    async def event(self, seq: int, event: Event) -> None:
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
         """Events are read from the log afterwards."""
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """Not needed here."""
 
     async def text_delta(self, text: str) -> None:
         """Keep one piece of streamed text."""

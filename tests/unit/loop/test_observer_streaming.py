@@ -4,16 +4,16 @@ reply through `complete`, the same events and no `text_delta`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
-from keel.events.model import Event
 from keel.ids import FakeClock, SystemClock
 from keel.llm.port import ModelRequest, StreamDone, StreamEvent, TextDelta
 from keel.loop.engine import Engine
 from keel.loop.observer import TurnObserver, reads_text
 from keel.observe.tap import Telemetry, TurnTap
 from keel.stores.memory import InMemoryEventStore
+from keel.stores.port import StoredEvent
 from keel.testing import ScriptedModel
 from keel.testing.harness import load_definition
 
@@ -44,11 +44,8 @@ class Reader:
         self.deltas: list[str] = []
         self.kinds: list[str] = []
 
-    async def event(self, seq: int, event: Event) -> None:
-        self.kinds.append(event.kind)
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        """Not needed."""
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        self.kinds.extend(item.event.kind for item in events)
 
     async def text_delta(self, text: str) -> None:
         self.deltas.append(text)

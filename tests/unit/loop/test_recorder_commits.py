@@ -77,11 +77,9 @@ class Heard:
     def __init__(self) -> None:
         self.heard: list[tuple[object, ...]] = []
 
-    async def event(self, seq: int, event: Event) -> None:
-        self.heard.append(("event", seq, event.kind))
-
-    async def committed(self, first_seq: int, last_seq: int, started_at: float) -> None:
-        self.heard.append(("committed", first_seq, last_seq))
+    async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
+        self.heard.extend(("event", item.seq, item.event.kind) for item in events)
+        self.heard.append(("committed", events[0].seq, events[-1].seq))
 
     async def text_delta(self, text: str) -> None:
         self.heard.append(("delta", text))
