@@ -265,7 +265,11 @@ class SpanWriter:
             )
         )
         size = len(body)
-        return b"".join((_SPANS, _SIZES[size] if size < 0x80 else _varint(size), body))
+        if size < 0x80:
+            return b"".join((_SPANS, _SIZES[size], body))
+        if size < 0x4000:  # most spans: a two-byte length
+            return b"".join((_SPANS, bytes((size & 0x7F | 0x80, size >> 7)), body))
+        return b"".join((_SPANS, _varint(size), body))
 
 
 def parent_field(parent_id: bytes) -> bytes:

@@ -217,9 +217,6 @@ def _id(value: int) -> bytes:
     return value.to_bytes(8, "big")
 
 
-_NO_META = (None, None, None)
-
-
 class _Builder:
     """Encodes the spans of one run."""
 
@@ -260,7 +257,7 @@ class _Builder:
         kind: int = otlp.INTERNAL,
     ) -> bytes:
         """Encode one span under `parent` (a `parent_field`); its id."""
-        own = _id(self.new_id())
+        own = self.new_id().to_bytes(8, "big")
         named = otlp.name_kind(name, kind)
         self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
         return own
@@ -287,7 +284,7 @@ class _Builder:
             values += self._decisions(turn)
         if stop == "error" or (self.record.failed and ended is None):
             values.append(otlp.status(f"turn stopped: {stop}"))
-        own = _id(self.new_id())
+        own = self.new_id().to_bytes(8, "big")
         self._children(turn, otlp.parent_field(own))
         start_ns, end_ns = int(turn.started.timestamp * 1e9), int(turn.end * 1e9)
         self.spans.append(self.put(own, self.parent, named, start_ns, end_ns, b"".join(values)))
@@ -331,16 +328,17 @@ class _Builder:
 
     def model(self, event: ModelCalled, parent: bytes) -> None:
         meta = event.metadata
+        reason: str | None = None
+        purpose: str | None = None
+        finish: str | None = None
         if meta:
-            reason = meta.get("tier_reason")
-            purpose = meta.get("purpose")
-            noted = (
-                reason if isinstance(reason, str) else None,
-                purpose if isinstance(purpose, str) else None,
-                _finish_reason(meta),
-            )
-        else:
-            noted = _NO_META
+            value = meta.get("tier_reason")
+            if isinstance(value, str):
+                reason = value
+            value = meta.get("purpose")
+            if isinstance(value, str):
+                purpose = value
+            finish = _finish_reason(meta)
         key = (
             event.model,
             event.tier,
@@ -349,18 +347,20 @@ class _Builder:
             event.cached_input_tokens,
             event.cache_write_tokens,
             event.cost,
-            *noted,
+            reason,
+            purpose,
+            finish,
         )
         shared = self.options.model_fields.get(key)
         if shared is None:
-            shared = self._model_fields(event, key, noted)
+            shared = self._model_fields(event, key, (reason, purpose, finish))
         named, before, after = shared
         values = b"".join((before, self.conversation, after))
         if meta and self.options.capture_content:
-            values += self._contents(meta, noted[2])
+            values += self._contents(meta, finish)
         end = event.timestamp
         start = end - event.latency_ms / 1000
-        own = _id(self.new_id())
+        own = self.new_id().to_bytes(8, "big")
         self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
 
     def _model_fields(
@@ -446,7 +446,7 @@ class _Builder:
             values += otlp.status(event.error_message or event.error_code or "tool error")
         end = event.timestamp
         start = self._started(event.tool_name, end, previous)
-        own = _id(self.new_id())
+        own = self.new_id().to_bytes(8, "big")
         self.spans.append(self.put(own, parent, named, int(start * 1e9), int(end * 1e9), values))
 
     def _tool_fields(
