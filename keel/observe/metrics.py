@@ -358,11 +358,13 @@ class TurnMetrics:
         if row is None:
             row = commits.values[()] = [0.0] * (len(commits.bounds) + 2)
         bounds = commits.bounds
+        total = row[-1]
         for _first, _last, stamped, stored in record.commits:
             seconds = stored - stamped
             seconds = seconds if seconds > 0.0 else 0.0
             row[bisect_left(bounds, seconds)] += 1
-            row[-1] += seconds
+            total += seconds
+        row[-1] = total
 
     def _tools(self, tools: list[ToolExecuted]) -> None:
         keys_of = self._tool_keys

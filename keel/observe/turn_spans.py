@@ -299,18 +299,17 @@ class _Builder:
                 window.span_id = self.span(window.name, context, window.start, window.end, values)
         model, tool = self.model, self.tool
         for seq, event, before in turn.calls:
-            kind = type(event)
             context = inside
             if windows:
                 holder = innermost(windows, seq)
                 if holder and holder.span_id:
                     context = otlp.parent_field(holder.span_id)
-            if kind is ModelCalled:
-                model(cast(ModelCalled, event), context)
-            elif kind is ToolExecuted:
-                tool(cast(ToolExecuted, event), context, before)
-            else:
-                self.refused(cast(ToolCallRefused, event), context)
+            if isinstance(event, ModelCalled):  # not `cast`: a call per event
+                model(event, context)
+            elif isinstance(event, ToolExecuted):
+                tool(event, context, before)
+            elif isinstance(event, ToolCallRefused):
+                self.refused(event, context)
         for commit in turn.commits:
             if commit.stored - commit.stamped >= SLOW_COMMIT_SECONDS:  # `commit.seconds`
                 self.commit(commit, inside)
