@@ -6,7 +6,9 @@ import logging
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import MappingProxyType
 
+from keel.events.fold import ConversationState
 from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
@@ -44,6 +46,7 @@ from keel.loop.prompt import (
     SystemPrompt,
     system_prompt,
 )
+from keel.loop.prompt_sections import ack_enabled
 from keel.loop.turn import TurnContext
 from keel.loop.voice import channel_of
 from keel.project.definition import AgentDefinition
@@ -211,20 +214,9 @@ def build_request(
     """The request for the next call (`now`: the clock read just before, if the caller
     has one; else the clock is read)."""
     schemas = offered_schemas(offers)
-    inputs = PromptInputs(
-        config=t.definition.config,
-        now=t.clock.now() if now is None else now,
-        situation=_situation(t, knowledge),
-        skills=skill_documents(t.definition),
-        unavailable_skills=unavailable_skills(t.definition, t.recorder.state),
-        offered_tools=schemas.names,
-        first_iteration=t.model_calls == 0,
-        schema=t.definition.memory,
-        memory=t.recorder.state.memory,
-        canned_replies=tuple(t.canned),
-        channel=channel_of(t.recorder.state),
+    system, context = _system_messages(
+        _prompt(t, schemas, knowledge, t.clock.now() if now is None else now)
     )
-    system, context = _system_messages(system_prompt(inputs))
     read = history(t)
     current = read.current
     budget = t.definition.integrations.llm.max_prompt_tokens
@@ -262,6 +254,106 @@ def build_request(
         cache=cache,
     )
     return Prepared(request=request, tier=choice, fitted=fitted)
+
+
+def _prompt(
+    t: TurnContext,
+    schemas: OfferedSchemas,
+    knowledge: tuple[KnowledgeSection, ...],
+    now: datetime,
+) -> SystemPrompt:
+    """`system_prompt` of this call's inputs. Within a turn, while everything the inputs
+    are made of is the very same (the definition, the state's stack, read-only memory and
+    pending confirmation, the offer, the knowledge found, the mode, the canned replies and
+    collected entries, the minute), the previous call's prompt, without making them."""
+    state = t.recorder.state
+    memory = state.memory
+    minute = (now.year, now.month, now.day, now.hour, now.minute, now.tzinfo)
+    last = _last_inputs[0]
+    if (
+        last is not None
+        and last.turn is t
+        and last.definition is t.definition
+        and last.stack is state.stack
+        and last.memory is memory
+        and last.pending is state.pending_confirmation
+        and last.schemas is schemas
+        and last.knowledge is knowledge
+        and last.searched == t.searched
+        and (last.first is None or last.first == (t.model_calls == 0))
+        and last.minute == minute
+        and last.canned == t.canned
+        and last.collected == t.already_collected
+    ):
+        return last.prompt
+    channel = channel_of(state)
+    prompt = system_prompt(
+        PromptInputs(
+            config=t.definition.config,
+            now=now,
+            situation=_situation(t, knowledge),
+            skills=skill_documents(t.definition),
+            unavailable_skills=unavailable_skills(t.definition, state),
+            offered_tools=schemas.names,
+            first_iteration=t.model_calls == 0,
+            schema=t.definition.memory,
+            memory=memory,
+            canned_replies=tuple(t.canned),
+            channel=channel,
+        )
+    )
+    # Only a read-only memory mapping can be told unchanged by identity. Which call of the
+    # turn this is matters only to the acknowledgement (None: it is off).
+    first = t.model_calls == 0 if ack_enabled(t.definition.config.prompts, channel) else None
+    _last_inputs[0] = (
+        _Inputs(t, state, schemas, knowledge, minute, prompt, first)
+        if type(memory) is MappingProxyType
+        else None
+    )
+    return prompt
+
+
+class _Inputs:
+    """What one call's prompt was made of (`_prompt`), and the prompt."""
+
+    __slots__ = (
+        "canned",
+        "collected",
+        "definition",
+        "first",
+        "knowledge",
+        "memory",
+        "minute",
+        "pending",
+        "prompt",
+        "schemas",
+        "searched",
+        "stack",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        t: TurnContext,
+        state: ConversationState,
+        schemas: OfferedSchemas,
+        knowledge: tuple[KnowledgeSection, ...],
+        minute: tuple[object, ...],
+        prompt: SystemPrompt,
+        first: bool | None,
+    ) -> None:
+        self.turn, self.definition = t, t.definition
+        self.stack, self.memory, self.pending = (
+            state.stack,
+            state.memory,
+            state.pending_confirmation,
+        )
+        self.schemas, self.knowledge, self.minute, self.prompt = schemas, knowledge, minute, prompt
+        self.searched, self.first = t.searched, first
+        self.canned, self.collected = list(t.canned), list(t.already_collected)
+
+
+_last_inputs: list[_Inputs | None] = [None]
 
 
 def _system_messages(prompt: SystemPrompt) -> tuple[Message, tuple[Message, ...]]:
