@@ -239,4 +239,6 @@ _last_denied: list[tuple[list[Event], int, Event | None, frozenset[str]] | None]
 def held_tools(t: TurnContext) -> frozenset[str]:
     """Tools whose `execute_tool` step the user denied in this turn: while the model words
     the denial they are not offered, and a call to one is refused (it would ask again)."""
+    if not _denied(t.recorder.events):
+        return _NONE_DENIED  # the usual case: nothing denied in this turn
     return frozenset(pause.tool_name for pause in held_by_denial(t))

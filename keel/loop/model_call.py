@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import MappingProxyType
 
-from keel.events.fold import ConversationState
+from keel.events.base import StackFrame
+from keel.events.fold import ConversationState, PendingConfirmation
 from keel.events.model import HistoryCompressed
 from keel.knowledge.section import KnowledgeSection
 from keel.llm.errors import ProviderUnavailable
@@ -465,7 +467,7 @@ async def call_model(
     # The `tools.build` stage's end is the prompt's clock reading (one read for both).
     started = t.clock.now()
     try:
-        offers = offered_tools(t.definition, t.recorder.state, call_mode(t))
+        offers = _offers(t)
     finally:
         built = t.clock.now()
         elapsed = (built - started) / _MILLISECOND
@@ -482,6 +484,49 @@ async def call_model(
     t.routing_call = t.active_skill is None
     response = await ask_recorded(t, request, tier_reason=prepared.tier.reason)
     return response, offers
+
+
+def _offers(t: TurnContext) -> tuple[Offer, ...]:
+    """`offered_tools` in this call's mode. Within a turn, while nothing was denied and the
+    definition, the state's stack, read-only memory and pending confirmation are the very
+    same objects (and so is knowledge mode), the previous call's offer, without making the
+    mode again."""
+    state = t.recorder.state
+    last = _last_offers[0]
+    held = lifecycle.held_tools(t)
+    if (
+        last is not None
+        and not held
+        and last[0] is t
+        and last[1] is t.definition
+        and last[2] is state.stack
+        and last[3] is state.memory
+        and last[4] is state.pending_confirmation
+        and last[5] == t.searched
+    ):
+        return last[6]
+    offers = offered_tools(t.definition, state, call_mode(t))
+    memory = state.memory
+    _last_offers[0] = (
+        (t, t.definition, state.stack, memory, state.pending_confirmation, t.searched, offers)
+        if not held and type(memory) is MappingProxyType
+        else None
+    )
+    return offers
+
+
+_last_offers: list[
+    tuple[
+        TurnContext,
+        AgentDefinition,
+        tuple[StackFrame, ...],
+        Mapping[str, object],
+        PendingConfirmation | None,
+        bool,
+        tuple[Offer, ...],
+    ]
+    | None
+] = [None]
 
 
 _MILLISECOND = timedelta(milliseconds=1)
