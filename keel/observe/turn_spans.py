@@ -304,7 +304,7 @@ class _Builder:
                 holder = innermost(windows, seq)
                 if holder and holder.span_id:
                     context = otlp.parent_field(holder.span_id)
-            if isinstance(event, ModelCalled):  # not `cast`: a call per event
+            if isinstance(event, ModelCalled):  # isinstance, not `cast` (a call per event)
                 model(event, context)
             elif isinstance(event, ToolExecuted):
                 tool(event, context, before)
