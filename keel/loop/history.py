@@ -60,7 +60,16 @@ def unit_tokens(unit: Unit) -> int:
 
 def keep_all(messages: tuple[Message, ...]) -> Fitted:
     """No budget: every earlier message is sent, and nothing needs estimating."""
-    return Fitted(messages=messages, dropped=0, tokens_before=None, tokens_after=None)
+    last = _last_kept[0]
+    if last is not None and last.messages is messages:
+        return last  # the same history as the previous call's (a value: shared)
+    fitted = _last_kept[0] = Fitted(
+        messages=messages, dropped=0, tokens_before=None, tokens_after=None
+    )
+    return fitted
+
+
+_last_kept: list[Fitted | None] = [None]
 
 
 def fit_history(

@@ -245,10 +245,7 @@ def build_request(
     finally:
         elapsed = (t.clock.now() - compressed) / _MILLISECOND
         stage_ms["tier"] = stage_ms["tier"] + elapsed if "tier" in stage_ms else elapsed
-    cache = PromptCache(
-        stable_system_chars=len(str(system["content"])),
-        key=cache_key(t.definition.config.id or "", t.recorder.conversation_id),
-    )
+    cache = _prompt_cache(t, system)
     request = ModelRequest(
         messages=(system, *fitted.messages, *current, *t.transcript, *context),
         tools=schemas.tools,
@@ -356,6 +353,23 @@ class _Inputs:
 
 
 _last_inputs: list[_Inputs | None] = [None]
+
+
+def _prompt_cache(t: TurnContext, system: Message) -> PromptCache:
+    """The request's `PromptCache`, the previous call's again for the same system message
+    (the same object) of the same agent and conversation."""
+    agent, conversation = t.definition.config.id or "", t.recorder.conversation_id
+    last = _last_cache[0]
+    if last is not None and last[0] is system and last[1] == agent and last[2] == conversation:
+        return last[3]
+    cache = PromptCache(
+        stable_system_chars=len(str(system["content"])), key=cache_key(agent, conversation)
+    )
+    _last_cache[0] = (system, agent, conversation, cache)
+    return cache
+
+
+_last_cache: list[tuple[Message, str, str, PromptCache] | None] = [None]
 
 
 def _system_messages(prompt: SystemPrompt) -> tuple[Message, tuple[Message, ...]]:
