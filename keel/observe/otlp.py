@@ -7,8 +7,10 @@ a request is one `ResourceSpans` with Keel's resource and scope whose spans are 
 entries joined, so a batch costs a join, not a re-encoding.
 
 Attribute fields with a string or int value are memoised (names, models, tools,
-codes and small counts repeat from turn to turn); the memo is cleared when it grows past
-`_MEMO_LIMIT` entries.
+codes and small counts repeat from turn to turn), and so are a span's name and kind
+fields (`name_kind`); each memo is cleared when it grows past `_MEMO_LIMIT` entries. A span
+whose parts are encoded beforehand is written with `SpanWriter.put`: a join of them, its
+times and its length.
 """
 
 from __future__ import annotations
