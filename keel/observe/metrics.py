@@ -92,11 +92,9 @@ _ROLES: dict[type, int] = {
 }
 """What `observe` counts of each kind (nothing of the others)."""
 
-_ModelKeys = tuple[Labels, Labels, Labels, Labels, Labels, list[float]]
-
 
 class Count:
-    """A counter: label values -> total."""
+    """A counter: label values -> [total] (a one-item list: a cell a hot path may keep)."""
 
     __slots__ = ("documentation", "labels", "name", "values")
 
@@ -104,16 +102,43 @@ class Count:
         self.name = name
         self.documentation = documentation
         self.labels = labels
-        self.values: dict[Labels, float] = {}
+        self.values: dict[Labels, list[float]] = {}
 
     def inc(self, labels: Labels, amount: float = 1.0) -> None:
-        self.values[labels] = self.values.get(labels, 0.0) + amount
+        cell = self.values.get(labels)
+        if cell is None:
+            cell = self.values[labels] = [0.0]
+        cell[0] += amount
+
+    def cell(self, labels: Labels) -> list[float]:
+        """The cell of `labels` (a series of 0 from now on, if it was none)."""
+        cell = self.values.get(labels)
+        if cell is None:
+            cell = self.values[labels] = [0.0]
+        return cell
 
     def family(self) -> Metric:
         family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
-        for labels, value in self.values.items():
+        for labels, (value,) in self.values.items():
             family.add_metric(list(labels), value)
         return family
+
+
+class _ModelSeries:
+    """One (tier, model)'s cells and latency row; a token kind's or the cost's cell is made
+    when the first call has some (so the series exist in the order they were first seen)."""
+
+    __slots__ = ("cache_write", "cached_input", "calls", "cost", "input", "labels", "output", "row")
+
+    def __init__(self, metrics: TurnMetrics, labels: Labels) -> None:
+        self.labels = labels
+        self.calls = metrics.model_calls.cell(labels)
+        self.row = metrics.model_seconds.row(labels)
+        self.input = metrics.tokens.cell((*labels, "input"))
+        self.output = metrics.tokens.cell((*labels, "output"))
+        self.cached_input: list[float] | None = None
+        self.cache_write: list[float] | None = None
+        self.cost: list[float] | None = None
 
 
 class Spread:
@@ -131,11 +156,16 @@ class Spread:
         self.values: dict[Labels, list[float]] = {}
 
     def observe(self, labels: Labels, value: float) -> None:
+        row = self.row(labels)
+        row[bisect_left(self.bounds, value)] += 1  # `le` is inclusive
+        row[-1] += value
+
+    def row(self, labels: Labels) -> list[float]:
+        """The row of `labels` (an empty series from now on, if it was none)."""
         row = self.values.get(labels)
         if row is None:
             row = self.values[labels] = [0.0] * (len(self.bounds) + 2)
-        row[bisect_left(self.bounds, value)] += 1  # `le` is inclusive
-        row[-1] += value
+        return row
 
     def family(self) -> Metric:
         family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
@@ -183,14 +213,13 @@ class TurnMetrics:
         self._prune_at = _PRUNE_FLOOR
         self._export: Callable[[], ExportStats] | None = None
         self._declare_series()
-        self._model_keys: dict[tuple[str, str], _ModelKeys] = {}
-        """(tier, model) -> its label tuples ((tier, model) and one per token kind) and its
-        `model_seconds` row."""
+        self._model_series: dict[tuple[str, str], _ModelSeries] = {}
+        """(tier, model) -> its cells."""
         self._model_bounds = self.model_seconds.bounds
-        self._tool_keys: dict[str, tuple[Labels, Labels]] = {}
-        """Tool -> its `tool_runs` labels, ok and error."""
-        self._stop_keys: dict[str, Labels] = {}
-        """Stop reason -> its labels."""
+        self._tool_cells: dict[str, list[list[float] | None]] = {}
+        """Tool -> its `tool_runs` cells, ok and error (made at its first run of each)."""
+        self._stop_cells: dict[str, tuple[Labels, list[float]]] = {}
+        """Stop reason -> its labels and `turns` cell."""
         self.registry.register(_Families(self))
 
     def _declare_series(self) -> None:
@@ -367,25 +396,24 @@ class TurnMetrics:
         row[-1] = total
 
     def _tools(self, tools: list[ToolExecuted]) -> None:
-        keys_of = self._tool_keys
-        runs = self.tool_runs.values
+        cells_of = self._tool_cells
         for run in tools:
-            keys = keys_of.get(run.tool_name)
-            if keys is None:
-                keys = self._tool_labels(run.tool_name)
+            cells = cells_of.get(run.tool_name)
+            if cells is None:
+                if len(cells_of) >= 1024:
+                    cells_of.clear()
+                cells = cells_of[run.tool_name] = [None, None]
             if run.is_error:
-                labels = keys[1]
-                runs[labels] = runs.get(labels, 0.0) + 1.0
+                cell = cells[1]
+                if cell is None:
+                    cell = cells[1] = self.tool_runs.cell((run.tool_name, "error"))
+                cell[0] += 1.0
                 self.tool_failures.inc((run.tool_name, run.error_code or "unknown"))
             else:
-                labels = keys[0]
-                runs[labels] = runs.get(labels, 0.0) + 1.0
-
-    def _tool_labels(self, tool: str) -> tuple[Labels, Labels]:
-        if len(self._tool_keys) >= 1024:
-            self._tool_keys.clear()
-        keys = self._tool_keys[tool] = ((tool, "ok"), (tool, "error"))
-        return keys
+                cell = cells[0]
+                if cell is None:
+                    cell = cells[0] = self.tool_runs.cell((run.tool_name, "ok"))
+                cell[0] += 1.0
 
     def _decided(self, decided: PlanCacheDecided) -> None:
         hit = "true" if decided.hit else "false"
@@ -393,13 +421,13 @@ class TurnMetrics:
 
     def _turn(self, record: RunRecord, event: TurnEnded, started: float | None) -> None:
         stop = event.stop_reason
-        labels = self._stop_keys.get(stop)
-        if labels is None:
-            if len(self._stop_keys) >= 1024:
-                self._stop_keys.clear()
-            labels = self._stop_keys[stop] = (stop,)
-        turns = self.turns.values
-        turns[labels] = turns.get(labels, 0.0) + 1.0
+        found = self._stop_cells.get(stop)
+        if found is None:
+            if len(self._stop_cells) >= 1024:
+                self._stop_cells.clear()
+            found = self._stop_cells[stop] = ((stop,), self.turns.cell((stop,)))
+        labels, cell = found
+        cell[0] += 1.0
         last = self._last_turn
         at = event.timestamp
         last[record.conversation_id] = at
@@ -408,53 +436,47 @@ class TurnMetrics:
         if started is None:
             return
         end = at
-        found = False
+        stored_one = False
         for _first, _last, stamped, stored in record.commits:
-            if stamped >= at and (not found or stored < end):
-                end, found = stored, True
+            if stamped >= at and (not stored_one or stored < end):
+                end, stored_one = stored, True
         self.turn_seconds.observe(labels, max(0.0, end - started))
 
     def _models(self, models: list[ModelCalled]) -> None:
-        keys_of = self._model_keys
+        series_of = self._model_series
         bounds = self._model_bounds
-        calls = self.model_calls.values
-        tokens = self.tokens.values
         for called in models:
-            keys = keys_of.get((called.tier, called.model))
-            if keys is None:
-                keys = self._keys(called.tier, called.model)
-            labels, input_key, output_key, cached_key, write_key, row = keys
-            calls[labels] = calls.get(labels, 0.0) + 1.0
+            series = series_of.get((called.tier, called.model))
+            if series is None:
+                series = self._series(called.tier, called.model)
+            series.calls[0] += 1.0
             seconds = called.latency_ms / 1000
+            row = series.row
             row[bisect_left(bounds, seconds)] += 1
             row[-1] += seconds
-            tokens[input_key] = tokens.get(input_key, 0.0) + called.input_tokens
-            tokens[output_key] = tokens.get(output_key, 0.0) + called.output_tokens
+            series.input[0] += called.input_tokens
+            series.output[0] += called.output_tokens
             if called.cached_input_tokens:
-                tokens[cached_key] = tokens.get(cached_key, 0.0) + called.cached_input_tokens
+                cell = series.cached_input
+                if cell is None:
+                    cell = series.cached_input = self.tokens.cell((*series.labels, "cached_input"))
+                cell[0] += called.cached_input_tokens
             if called.cache_write_tokens:
-                tokens[write_key] = tokens.get(write_key, 0.0) + called.cache_write_tokens
+                cell = series.cache_write
+                if cell is None:
+                    cell = series.cache_write = self.tokens.cell((*series.labels, "cache_write"))
+                cell[0] += called.cache_write_tokens
             if called.cost is not None:
-                cost = self.cost.values
-                cost[labels] = cost.get(labels, 0.0) + called.cost
+                cell = series.cost
+                if cell is None:
+                    cell = series.cost = self.cost.cell(series.labels)
+                cell[0] += called.cost
 
-    def _keys(self, tier: str, model: str) -> _ModelKeys:
-        if len(self._model_keys) >= 1024:
-            self._model_keys.clear()
-        labels = (tier, model)
-        spread = self.model_seconds
-        row = spread.values.get(labels)
-        if row is None:
-            row = spread.values[labels] = [0.0] * (len(spread.bounds) + 2)
-        keys = self._model_keys[labels] = (
-            labels,
-            (tier, model, "input"),
-            (tier, model, "output"),
-            (tier, model, "cached_input"),
-            (tier, model, "cache_write"),
-            row,
-        )
-        return keys
+    def _series(self, tier: str, model: str) -> _ModelSeries:
+        if len(self._model_series) >= 1024:
+            self._model_series.clear()
+        series = self._model_series[(tier, model)] = _ModelSeries(self, (tier, model))
+        return series
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""
