@@ -6,8 +6,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import orjson
 
 from keel.errors import ToolError
 
@@ -54,6 +56,11 @@ def to_result_text(value: object) -> str:
         return value
     if value is None:
         return ""
+    if _orjson_writes_alike(value, 0):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # a lone surrogate, an integer beyond 64 bits: the standard library's way
     try:
         return _RESULT.encode(value)
     except (TypeError, ValueError, RecursionError):
@@ -70,6 +77,37 @@ def _jsonable(value: object) -> object:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _orjson_writes_alike(value: object, depth: int) -> bool:
+    """Whether orjson writes `value` (sorted keys) as `_RESULT` does, when it writes it at
+    all: dicts with string keys, lists, tuples, strings, integers, booleans and None, of
+    exactly those types (no float: the two spell some differently; no subclass: enums)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if depth > _ALIKE_DEPTH:
+        return False
+    items: Iterable[object]
+    if kind is dict:
+        for key in value:  # type: ignore[attr-defined]
+            if type(key) is not str:
+                return False
+        items = value.values()  # type: ignore[attr-defined]
+    elif kind is list or kind is tuple:
+        items = value  # type: ignore[assignment]
+    else:
+        return False
+    for item in items:
+        kind = type(item)
+        if not (kind is str or kind is int or kind is bool or item is None):
+            if not _orjson_writes_alike(item, depth + 1):
+                return False
+    return True
+
+
+_ALIKE_DEPTH = 32
+"""Deeper values take the standard library's way (which also tells a cycle)."""
 
 
 # What `json.dumps` with these options makes, the encoder made once.
