@@ -218,8 +218,9 @@ class TurnMetrics:
         self._model_bounds = self.model_seconds.bounds
         self._tool_cells: dict[str, list[list[float] | None]] = {}
         """Tool -> its `tool_runs` cells, ok and error (made at its first run of each)."""
-        self._stop_cells: dict[str, tuple[Labels, list[float]]] = {}
-        """Stop reason -> its labels and `turns` cell."""
+        self._stop_cells: dict[str, tuple[list[float], list[float]]] = {}
+        """Stop reason -> its `turns` cell and `turn_seconds` row."""
+        self._turn_bounds = self.turn_seconds.bounds
         self.registry.register(_Families(self))
 
     def _declare_series(self) -> None:
@@ -425,8 +426,11 @@ class TurnMetrics:
         if found is None:
             if len(self._stop_cells) >= 1024:
                 self._stop_cells.clear()
-            found = self._stop_cells[stop] = ((stop,), self.turns.cell((stop,)))
-        labels, cell = found
+            found = self._stop_cells[stop] = (
+                self.turns.cell((stop,)),
+                self.turn_seconds.row((stop,)),
+            )
+        cell, row = found
         cell[0] += 1.0
         last = self._last_turn
         at = event.timestamp
@@ -440,7 +444,9 @@ class TurnMetrics:
         for _first, _last, stamped, stored in record.commits:
             if stamped >= at and (not stored_one or stored < end):
                 end, stored_one = stored, True
-        self.turn_seconds.observe(labels, max(0.0, end - started))
+        seconds = max(0.0, end - started)
+        row[bisect_left(self._turn_bounds, seconds)] += 1
+        row[-1] += seconds
 
     def _models(self, models: list[ModelCalled]) -> None:
         series_of = self._model_series
