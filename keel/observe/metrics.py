@@ -339,9 +339,8 @@ class TurnMetrics:
         `turn_ended` counts as stop reason `error`). Returns the run's turns and calls
         (the spans a trace of it has at least)."""
         roles = _ROLES
+        # model calls, tool runs, refusals, plan decisions: each counted in a loop of its own
         kept: tuple[list[Event], ...] = ([], [], [], [])
-        """Model calls, tool runs, refusals, plan decisions: counted after the loop, each
-        kind in a loop of its own."""
         started: float | None = None
         ended = True
         turns = 0
@@ -383,11 +382,8 @@ class TurnMetrics:
         return len(models) + len(tools) + len(refusals)
 
     def _commits(self, record: RunRecord) -> None:
-        commits = self.commit_seconds
-        row = commits.values.get(())
-        if row is None:
-            row = commits.values[()] = [0.0] * (len(commits.bounds) + 2)
-        bounds = commits.bounds
+        row = self.commit_seconds.row(())
+        bounds = self.commit_seconds.bounds
         total = row[-1]
         for _first, _last, stamped, stored in record.commits:
             seconds = stored - stamped
