@@ -89,3 +89,14 @@ def test_a_float_field_is_its_prefix_and_eight_bytes() -> None:
     field = otlp.field("keel.stage.route.ms", 1.5)
     assert field == otlp.float_prefix("keel.stage.route.ms") + otlp.pack_double(1.5)
     assert otlp.field("n", True) != otlp.field("n", 1)
+
+
+def test_text_fields_and_event_parts_write_what_the_general_encoders_do() -> None:
+    for text in ("call_1", "é" * 40, "t" * 110, "t" * 126, "t" * 200):
+        assert otlp.text_field("gen_ai.tool.call.id", text) == otlp.attributes(
+            {"gen_ai.tool.call.id": text}
+        )
+    values: dict[str, otlp.AttributeValue] = {"keel.routing.source": "router", "hit": True}
+    head, tail = otlp.event_parts("routing_decided", values)
+    encoded = otlp.event("routing_decided", 2_000, values)
+    assert head + otlp.pack_fixed64(2_000) + tail == otlp.event_fields([encoded])
