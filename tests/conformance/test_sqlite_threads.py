@@ -1,12 +1,23 @@
 """The threads that own the SQLite connections: jobs, errors, stopping, sharing."""
 
+import asyncio
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from keel.stores.sqlite_threads import ConnectionThreads, Connector, acquire_file, release_file
+from keel.events.model import Event, UserMessage
+from keel.stores import sqlite as sqlite_store
+from keel.stores.sqlite import BUSY_TIMEOUT_MS, SqliteEventStore
+from keel.stores.sqlite_threads import (
+    ConnectionThreads,
+    Connector,
+    WouldBlock,
+    acquire_file,
+    release_file,
+)
 
 
 def _memory() -> sqlite3.Connection:
@@ -79,3 +90,130 @@ async def test_one_file_is_shared_per_setting_and_stopped_by_its_last_user(
     with pytest.raises(sqlite3.ProgrammingError):
         await second.writer.call(_select, 3)
     release_file(other)
+
+
+def _shared_memory() -> sqlite3.Connection:
+    return sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+
+
+def _would_block(_conn: sqlite3.Connection) -> None:
+    raise WouldBlock
+
+
+async def test_try_here_borrows_an_idle_connection_and_never_waits_for_a_busy_one() -> None:
+    threads = ConnectionThreads(_shared_memory, count=1, name="test-here")
+    started, release = threading.Event(), threading.Event()
+
+    def hold(_conn: sqlite3.Connection) -> None:
+        started.set()
+        release.wait()
+
+    try:
+        await threads.call(_select, 1)  # the connection is open
+        assert threads.try_here(_thread_name) == (True, threading.current_thread().name)
+        assert threads.try_here(_would_block) == (False, None)
+        held = asyncio.ensure_future(threads.call(hold))
+        await asyncio.to_thread(started.wait)
+        assert threads.try_here(_select, 2) == (False, None)  # its thread is using it
+        release.set()
+        await held
+        assert threads.try_here(_select, 3) == (True, 3)
+    finally:
+        release.set()
+        threads.stop()
+    assert threads.try_here(_select, 4) == (False, None)  # stopped
+
+
+async def test_try_here_needs_a_single_thread() -> None:
+    threads = ConnectionThreads(_shared_memory, count=2, name="test-readers")
+    try:
+        await threads.call(_select, 1)
+        assert threads.try_here(_select, 2) == (False, None)
+    finally:
+        threads.stop()
+
+
+def _events(count: int) -> list[Event]:
+    return [UserMessage(text=f"message {i}", message_id=f"m{i}") for i in range(count)]
+
+
+async def _append_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durable: bool
+) -> list[str]:
+    """The threads the store's transactions ran on, for two appends."""
+    ran_on: list[str] = []
+    insert = sqlite_store._insert_rows
+
+    def recorded(conn: sqlite3.Connection, *args: Any) -> int:
+        ran_on.append(threading.current_thread().name)
+        return insert(conn, *args)
+
+    monkeypatch.setattr(sqlite_store, "_insert_rows", recorded)
+    store = await SqliteEventStore.open(tmp_path / "events.db")
+    try:
+        await store.append("c1", 0, _events(2), durable=durable)
+        await store.append("c1", 2, _events(1), durable=durable)
+        assert [item.seq for item in await store.read("c1")] == [1, 2, 3]
+    finally:
+        await store.close()
+    return ran_on
+
+
+async def test_a_commit_that_does_not_sync_runs_on_the_callers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = threading.current_thread().name
+    assert await _append_threads(tmp_path, monkeypatch, durable=False) == [here, here]
+
+
+async def test_a_durable_commit_runs_on_the_writers_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran_on = await _append_threads(tmp_path, monkeypatch, durable=True)
+    assert ran_on == ["keel-sqlite-writer-0"] * 2
+
+
+async def test_a_file_locked_by_another_writer_is_waited_for_on_the_writers_thread(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "events.db"
+    store = await SqliteEventStore.open(path)
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another process's writer, say
+        appending = asyncio.ensure_future(store.append("c1", 0, _events(2), durable=False))
+        await asyncio.sleep(0)  # one loop step: the append finds the lock taken, hands over
+        assert not appending.done()
+        other.execute("COMMIT")
+        assert [item.seq for item in await appending] == [1, 2]
+        timeout = await store._threads().writer.call(
+            lambda conn: conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        )
+        assert timeout == BUSY_TIMEOUT_MS  # the borrowed connection's setting is back
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_the_writer_checkpoints_on_its_thread_after_enough_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran_on: list[str] = []
+
+    def recorded(conn: sqlite3.Connection) -> None:
+        ran_on.append(threading.current_thread().name)
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    monkeypatch.setattr(sqlite_store, "_checkpoint", recorded)
+    monkeypatch.setattr(sqlite_store, "CHECKPOINT_BYTES", 1_000)
+    store = await SqliteEventStore.open(tmp_path / "events.db")
+    try:
+        await store.append("c1", 0, _events(1), durable=False)  # a few hundred bytes
+        assert ran_on == []
+        await store.append("c1", 1, _events(10), durable=False)  # past 1,000: checkpointed
+        assert ran_on == ["keel-sqlite-writer-0"]
+        await store.append("c1", 11, _events(1), durable=False)  # counted from zero again
+        assert ran_on == ["keel-sqlite-writer-0"]
+        assert len(await store.read("c1")) == 12
+    finally:
+        await store.close()
