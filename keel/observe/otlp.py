@@ -16,7 +16,8 @@ times and its length.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[bool] | Sequence[int]
@@ -145,6 +146,13 @@ def float_prefix(key: str) -> bytes:
 _text_keys: dict[str, bytes] = {}
 _TEXT_HEADS = tuple(bytes((n + 2, _STRING[0], n)) for n in range(0x7E))
 """(`KeyValue.value` length, `AnyValue.string_value` tag and length) of a short string."""
+
+
+def float_writer(key: str) -> Callable[[float], bytes]:
+    """The writer of a double-valued attribute field: `float_writer(key)(value)` is
+    `float_prefix(key) + pack_double(value)`, in one call."""
+    prefix = float_prefix(key)
+    return partial(struct.Struct(f"<{len(prefix)}sd").pack, prefix)
 
 
 def text_field(key: str, value: str) -> bytes:

@@ -103,29 +103,28 @@ def _commit_fields(commits: Sequence[Commit]) -> tuple[bytes, ...]:
 def _stage_fields(turn: Turn) -> list[bytes]:
     """`keel.stage.<stage>.ms` of the turn's `stages_timed` (or older `stage_timed`s)."""
     found: list[bytes] = []
-    pack = otlp.pack_double
     for event in turn.noted:
         kind = type(event)
         if kind is StagesTimed:
             for stage, ms in cast(StagesTimed, event).durations_ms.items():
                 if type(ms) is float or type(ms) is int:
-                    prefix = _STAGE_PREFIXES.get(stage) or _stage_prefix(stage)
-                    found.append(prefix + pack(ms))
+                    found.append((_STAGE_FIELDS.get(stage) or _stage_field(stage))(ms))
         elif kind is StageTimed:
             timed = cast(StageTimed, event)
-            found.append(_stage_prefix(timed.stage) + pack(timed.duration_ms))
+            found.append(_stage_field(timed.stage)(timed.duration_ms))
     return found
 
 
-_STAGE_PREFIXES: dict[str, bytes] = {}
+_STAGE_FIELDS: dict[str, Callable[[float], bytes]] = {}
+"""Stage -> the writer of its `keel.stage.<stage>.ms` field (`otlp.float_writer`)."""
 
 
-def _stage_prefix(stage: str) -> bytes:
-    found = _STAGE_PREFIXES.get(stage)
+def _stage_field(stage: str) -> Callable[[float], bytes]:
+    found = _STAGE_FIELDS.get(stage)
     if found is None:
-        if len(_STAGE_PREFIXES) >= 256:
-            _STAGE_PREFIXES.clear()
-        found = _STAGE_PREFIXES[stage] = otlp.float_prefix(f"keel.stage.{stage}.ms")
+        if len(_STAGE_FIELDS) >= 256:
+            _STAGE_FIELDS.clear()
+        found = _STAGE_FIELDS[stage] = otlp.float_writer(f"keel.stage.{stage}.ms")
     return found
 
 
