@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import orjson
 
-from keel.events.base import EMPTY, EncodedTuple, NotJsonValue, to_plain
+from keel.events.base import EMPTY, EncodedTuple, JsonMapping, NotJsonValue, to_plain
 from keel.events.errors import (
     EventDecodeError,
     MalformedEvent,
@@ -203,11 +203,12 @@ def dumps_event(event: Event) -> str:
 
     Same content as `json.dumps(encode_event(event))`, written once, by orjson, without
     building the intermediate plain copy: orjson walks the frozen values (tuples and the
-    nested value dataclasses natively) and asks `_json_default` only for the read-only
-    mappings inside a field (a field's own is made a dict first). An integer beyond 64 bits, which orjson refuses, takes the standard
-    library's encoder (JSON numbers have no size limit; Keel keeps them exact). A
-    non-finite number field raises `ValueError` (orjson would write it as null); JSON
-    values inside were checked when the event was built.
+    nested value dataclasses natively) and asks back only for the read-only mappings
+    inside a field (a field's own is made a dict first; one whose text is known,
+    `known_text`, is written as that text). An integer beyond 64 bits, which orjson
+    refuses, takes the standard library's encoder (JSON numbers have no size limit; Keel
+    keeps them exact). A non-finite number field raises `ValueError` (orjson would write
+    it as null); JSON values inside were checked when the event was built.
     """
     cls = type(event)
     # Subscripts, operators and type constructors only: none of them is a call the profiler
@@ -215,23 +216,61 @@ def dumps_event(event: Event) -> str:
     found = _ENCODING[cls] if cls in _ENCODING else _encoding_of(cls)
     names, values_of = found
     data: dict[str, object] = {"type": event.kind, "v": SCHEMA_VERSION}
+    known = False
     for name, value in zip(names, values_of(event), strict=True):
         kind = type(value)
         if kind is MappingProxyType:
-            # A field's own mapping as a dict here (no callback from orjson for it).
-            value = _EMPTY_OBJECT if value is EMPTY else dict(value)  # type: ignore[call-overload]
+            # A field's own mapping as a dict here (no callback from orjson for it), or
+            # as its text when that is known (`known_text`).
+            if value is EMPTY:
+                value = _EMPTY_OBJECT
+            else:
+                text = _KNOWN_TEXT[id(value)] if id(value) in _KNOWN_TEXT else None
+                if text is not None and text[0] is value:
+                    value, known = text[1], True
+                else:
+                    value = dict(value)  # type: ignore[call-overload]
         # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
         elif kind is float and value - value != 0.0:  # type: ignore[operator]
             raise ValueError(f"{event.kind}.{name}: {value!r} is not a finite number")
         data[name] = value
     try:
-        return orjson.dumps(data, default=_json_default).decode()
+        return orjson.dumps(data, default=_orjson_default).decode()
     except orjson.JSONEncodeError:
+        if known:  # the standard library writes no fragment: the mappings themselves
+            data = {
+                key: dict(getattr(event, key)) if type(value) is orjson.Fragment else value
+                for key, value in data.items()
+            }
         return _ENCODER.encode(data)
 
 
 _EMPTY_OBJECT: dict[str, object] = {}
 """What an empty read-only mapping field is written as (never changed)."""
+
+_KNOWN_TEXT: dict[int, tuple[JsonMapping, orjson.Fragment]] = {}
+"""Read-only mappings whose JSON text their maker worked out (`known_text`), by identity
+(each kept, so its id is not reused while it is here)."""
+_KNOWN_TEXT_SIZE = 64
+
+
+def known_text(mapping: JsonMapping, text: bytes) -> None:
+    """Let the codec write `text` for `mapping` (a read-only mapping whose compact JSON
+    text, key order included, is exactly `text`) instead of walking it: a maker that has
+    the text of its parts at hand (`keel.loop.model_record`) saves the walk. Kept for
+    the most recent few."""
+    if len(_KNOWN_TEXT) >= _KNOWN_TEXT_SIZE:
+        _KNOWN_TEXT.clear()
+    _KNOWN_TEXT[id(mapping)] = (mapping, orjson.Fragment(text))
+
+
+def _orjson_default(value: object) -> object:
+    if type(value) is MappingProxyType:
+        text = _KNOWN_TEXT.get(id(value))
+        if text is not None and text[0] is value:
+            return text[1]
+        return dict(value)
+    return _json_default(value)
 
 
 def _json_default(value: object) -> object:

@@ -28,6 +28,7 @@ from keel.events.base import (
     freeze_mapping,
     from_frozen,
 )
+from keel.events.codec import known_text
 from keel.events.model import ModelCalled
 from keel.llm.port import Message, ModelRequest, ModelResponse, ToolSchema
 from keel.llm.usage import cost_of
@@ -48,6 +49,8 @@ class _Sent:
 
 _last_sent: list[_Sent | None] = [None]
 _last_reply: list[tuple[bytes, JsonMapping] | None] = [None]
+_last_request: list[tuple[JsonMapping, bytes] | None] = [None]
+"""The last request record `request_record` made with its text, and that text."""
 """The last recorded reply's JSON text and frozen form."""
 
 
@@ -112,16 +115,23 @@ def request_record(request: ModelRequest) -> JsonMapping:
     else:
         names = tuple(tool.name for tool in tools)
     sent: tuple[JsonMapping, ...]
+    record = None
     if None in parts:
         sent = tuple(frozen)
     else:
         # The array's text from its messages' texts: the codec writes it as it is.
         sent = encoded = EncodedTuple(frozen)
         encoded.encoded = b"[" + b",".join(parts) + b"]"  # type: ignore[arg-type]
+        record = MappingProxyType({"messages": sent, "tools": names})
+        tools_text = orjson.dumps(names)
+        _last_request[0] = (
+            record,
+            b'{"messages":' + encoded.encoded + b',"tools":' + tools_text + b"}",
+        )
     _last_sent[0] = _Sent(
         messages=messages, frozen=sent, parts=tuple(parts), tools=tools, names=names
     )
-    return MappingProxyType({"messages": sent, "tools": names})
+    return record if record is not None else MappingProxyType({"messages": sent, "tools": names})
 
 
 def model_called(
@@ -144,13 +154,8 @@ def model_called(
             frozen[key] = value
         else:
             frozen[key] = freeze_json(value, path=f"metadata.{key}")
-    reply = metadata.get("reply")
-    if type(reply) is dict and type(frozen["reply"]) is MappingProxyType:
-        # Kept with its text for the next request, whose history repeats it.
-        try:
-            _last_reply[0] = (orjson.dumps(reply), frozen["reply"])
-        except (TypeError, orjson.JSONEncodeError):
-            _last_reply[0] = None
+    kept = MappingProxyType(frozen)
+    _know_text(metadata, frozen, kept)
     return from_frozen(
         ModelCalled,
         model=response.model,
@@ -161,5 +166,37 @@ def model_called(
         cache_write_tokens=usage.cache_write_tokens,
         latency_ms=elapsed_ms,
         cost=cost_of(spec, usage),
-        metadata=MappingProxyType(frozen),
+        metadata=kept,
     )
+
+
+def _know_text(
+    metadata: Mapping[str, JsonValue], frozen: dict[str, JsonValue], kept: JsonMapping
+) -> None:
+    """Tell the codec the text of the record's metadata (`keel.events.codec.known_text`),
+    made of its parts' texts: the request's from `request_record`, the others' from the
+    plain values given (freezing changes no value, only types). The reply, with its text,
+    is kept for the next request, whose history repeats it. Nothing is told when a part
+    has no text of its own (a frozen or non-plain value, a big integer)."""
+    _last_reply[0] = None
+    reply = metadata.get("reply")
+    pieces: list[bytes] = []
+    known = True
+    last_request = _last_request[0]
+    for key, value in metadata.items():
+        if key == "request" and last_request is not None and value is last_request[0]:
+            text = last_request[1]
+        elif type(value) is MappingProxyType:
+            known = False
+            continue
+        else:
+            try:
+                text = orjson.dumps(value)
+            except (TypeError, orjson.JSONEncodeError):
+                known = False
+                continue
+            if value is reply and type(reply) is dict:
+                _last_reply[0] = (text, frozen[key])  # type: ignore[assignment]
+        pieces.append(orjson.dumps(key) + b":" + text)
+    if known:
+        known_text(kept, b"{" + b",".join(pieces) + b"}")

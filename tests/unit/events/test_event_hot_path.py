@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import MappingProxyType
 
 import pytest
 
 from keel.events.base import from_frozen, stamp
-from keel.events.codec import dumps_event, encode_event, loads_event
+from keel.events.codec import dumps_event, encode_event, known_text, loads_event
 from keel.events.conversation import stage_timings
 from keel.events.fold import ConversationState, fold
 from keel.events.model import (
@@ -103,3 +104,18 @@ def test_a_turns_stages_in_one_event_read_as_one_stage_timed_each() -> None:
         *compact.expanded(),
     ]
     assert loads_event(dumps_event(compact)) == compact
+
+
+def test_a_known_text_is_written_as_it_is_and_the_fallback_writes_the_mapping() -> None:
+    # `known_text` (what keel.loop.model_record tells of a model call's metadata): the
+    # codec writes that text for that very mapping, and walks an equal one as before.
+    metadata = MappingProxyType({"a": 1})
+    known_text(metadata, b'{"a":1}')
+    called = ModelCalled(model="m", tier="t", input_tokens=1, output_tokens=2, latency_ms=0.5)
+    object.__setattr__(called, "metadata", metadata)
+    assert json.loads(dumps_event(called)) == encode_event(called)
+    # With an integer beyond 64 bits elsewhere the standard library writes the event, and
+    # writes the mapping itself (it takes no orjson fragment).
+    object.__setattr__(called, "input_tokens", 2**70)
+    assert json.loads(dumps_event(called)) == encode_event(called)
+    assert loads_event(dumps_event(called)) == called
