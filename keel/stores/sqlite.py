@@ -257,6 +257,22 @@ def _append_rows_here(
     return _insert_rows(conn, conversation_id, expected_seq, rows)
 
 
+def _read_rows_here(
+    conn: sqlite3.Connection, conversation_id: str, after_seq: int
+) -> list[tuple[int, str]]:
+    """`_read_rows` on the caller's thread (the writer's idle connection): with no busy
+    timeout, and `WouldBlock` (a reader thread reads instead) when the file is locked."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        return _read_rows(conn, conversation_id, after_seq)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc):
+            raise
+        raise WouldBlock from exc
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
 def _checkpoint(conn: sqlite3.Connection) -> None:
     """Copy the log's pages into the database file where no reader needs them (PASSIVE:
     it never waits for readers or writers)."""
@@ -362,9 +378,21 @@ class SqliteEventStore(SqlEventStore):
 
     async def read(self, conversation_id: str, after_seq: int = 0) -> list[StoredEvent]:
         """See `EventStore.read`."""
-        readers = self._threads().readers
+        threads = self._threads()
         try:
-            rows = await readers.call(_read_rows, conversation_id, after_seq)
+            # The tail after a seq the caller knows (the engine's check for what other
+            # writers appended: usually nothing) is read here when the writer is idle;
+            # a whole log, or a busy writer, on a reader thread.
+            done, found = (
+                threads.writer.try_here(_read_rows_here, conversation_id, after_seq)
+                if after_seq > 0
+                else (False, None)
+            )
+            rows = (
+                found
+                if done and found is not None
+                else await threads.readers.call(_read_rows, conversation_id, after_seq)
+            )
         except DB_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
         return [

@@ -217,3 +217,25 @@ async def test_the_writer_checkpoints_on_its_thread_after_enough_data(
         assert len(await store.read("c1")) == 12
     finally:
         await store.close()
+
+
+async def test_a_tail_read_runs_on_the_callers_thread_and_a_whole_log_on_a_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran_on: list[str] = []
+    read_rows = sqlite_store._read_rows
+
+    def recorded(conn: sqlite3.Connection, *args: Any) -> list[tuple[int, str]]:
+        ran_on.append(threading.current_thread().name)
+        return read_rows(conn, *args)
+
+    monkeypatch.setattr(sqlite_store, "_read_rows", recorded)
+    store = await SqliteEventStore.open(tmp_path / "events.db")
+    try:
+        await store.append("c1", 0, _events(3), durable=False)
+        assert [item.seq for item in await store.read("c1", after_seq=1)] == [2, 3]
+        assert [item.seq for item in await store.read("c1")] == [1, 2, 3]
+    finally:
+        await store.close()
+    assert ran_on[0] == threading.current_thread().name
+    assert ran_on[1].startswith("keel-sqlite-reader-")
