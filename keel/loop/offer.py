@@ -332,7 +332,7 @@ def offered_tools(
     if (
         last is not None
         and last.definition is definition
-        and last.stack == state.stack
+        and (last.stack is state.stack or _same_frames(last.stack, state.stack))
         and last.pending is state.pending_confirmation
         and last.mode == mode
         and same_memory(last.memory, state.memory)
@@ -348,6 +348,22 @@ def offered_tools(
         offers=offers,
     )
     return offers
+
+
+def _same_frames(a: tuple[StackFrame, ...], b: tuple[StackFrame, ...]) -> bool:
+    """Whether two stacks hold the same frames but for their ids, which the offer never
+    reads (another conversation in the same skill and step is offered the same)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if (
+            x.skill_id != y.skill_id
+            or x.type != y.type
+            or x.block_id != y.block_id
+            or x.step_id != y.step_id
+        ):
+            return False
+    return True
 
 
 def _offered_tools(
