@@ -269,8 +269,13 @@ def _frozen_fields(cls: type) -> tuple[tuple[str, _Freeze], ...]:
     # One getter of every such field's value, a tuple even for one field (named twice).
     if names:
         _FROZEN_GETTERS[cls] = operator.attrgetter(*names, *names[:1])
-    _FROZEN_FIELDS[cls] = tuple(specs)
+    found = tuple(specs)
+    # Most kinds freeze only their metadata: one shared tuple tells them apart at once.
+    _FROZEN_FIELDS[cls] = _METADATA_ONLY if found == _METADATA_ONLY else found
     return _FROZEN_FIELDS[cls]
+
+
+_METADATA_ONLY: tuple[tuple[str, _Freeze], ...] = (("metadata", "mapping"),)
 
 
 _FROZEN_GETTERS: dict[type, typing.Callable[[object], tuple[typing.Any, ...]]] = {}
@@ -281,8 +286,8 @@ def _freeze_fields(obj: object) -> None:
     cls = type(obj)
     # A subscript, not a call (this runs for every event built).
     specs = _FROZEN_FIELDS[cls] if cls in _FROZEN_FIELDS else _frozen_fields(cls)
-    if not specs:
-        return
+    if not specs or (specs is _METADATA_ONLY and obj.metadata is EMPTY):  # type: ignore[attr-defined]
+        return  # nothing to freeze (the usual event: no metadata)
     for (name, how), raw in zip(specs, _FROZEN_GETTERS[cls](obj), strict=False):
         frozen: object
         if how == "mapping":
