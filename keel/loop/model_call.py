@@ -566,7 +566,7 @@ async def ask_recorded(
     meta: dict[str, object] = {
         "tier_reason": tier_reason,
         "request": request_record(request),
-        "reply": dict(response.to_message()),
+        "reply": response.to_message(),  # a new dict: the record's own
     }
     if purpose is not None:
         meta["purpose"] = purpose

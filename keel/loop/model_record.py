@@ -49,6 +49,8 @@ class _Sent:
 
 _last_sent: list[_Sent | None] = [None]
 _last_reply: list[tuple[bytes, JsonMapping] | None] = [None]
+_KEY_TEXT: dict[str, bytes] = {}
+"""Metadata keys as JSON text with the colon (the same few, call after call)."""
 _last_request: list[tuple[JsonMapping, bytes] | None] = [None]
 """The last request record `request_record` made with its text, and that text."""
 """The last recorded reply's JSON text and frozen form."""
@@ -197,6 +199,11 @@ def _know_text(
                 continue
             if value is reply and type(reply) is dict:
                 _last_reply[0] = (text, frozen[key])  # type: ignore[assignment]
-        pieces.append(orjson.dumps(key) + b":" + text)
+        head = _KEY_TEXT.get(key)
+        if head is None:
+            head = orjson.dumps(key) + b":"
+            if len(_KEY_TEXT) < 64:
+                _KEY_TEXT[key] = head
+        pieces.append(head + text)
     if known:
         known_text(kept, b"{" + b",".join(pieces) + b"}")
