@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from keel.errors import ToolError
@@ -131,7 +132,10 @@ class ToolMemory:
         writer: Writer = "tool",
     ) -> None:
         self._schema = schema
-        self._memory = dict(memory)
+        # A read-only mapping is copied only on the first write (most runs write nothing).
+        self._memory: Mapping[str, object] = (
+            memory if type(memory) is MappingProxyType else dict(memory)
+        )
         self._active = active_skill
         self._filled_by = filled_by
         self._writer: Writer = writer
@@ -148,7 +152,10 @@ class ToolMemory:
         planned = plan_write(self._schema, self._memory, key, value, self._writer, self._active)
         if isinstance(planned, Refusal):
             raise MemoryWriteRefused(planned)
-        self._memory[planned.key] = planned.value
+        memory = self._memory
+        if type(memory) is not dict:
+            memory = self._memory = dict(memory)
+        memory[planned.key] = planned.value
         self.pending.extend(write_events(planned, filled_by=self._filled_by))
 
     def clear(self, key: str) -> None:
