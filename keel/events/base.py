@@ -347,6 +347,12 @@ class EventBase:
         _freeze_fields(self)
 
 
+_METADATA_FACTORY = next(
+    f.default_factory for f in dataclasses.fields(EventBase) if f.name == "metadata"
+)
+"""`EventBase.metadata`'s default factory, which makes `EMPTY` (`from_frozen` skips it)."""
+
+
 _Stamped = typing.TypeVar("_Stamped", bound=EventBase)
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -381,11 +387,20 @@ _DEFAULTS: dict[type, tuple[tuple[str, object, typing.Any], ...]] = {}
 
 
 def _defaults(cls: type) -> tuple[tuple[str, object, typing.Any], ...]:
+    """Each field's name, then its default: a value, `_MISSING` (required), or a factory
+    to call (in a one-tuple); the metadata's factory, which always makes `EMPTY`, as the
+    value `EMPTY` itself."""
     found = _DEFAULTS.get(cls)
     if found is None:
-        found = _DEFAULTS[cls] = tuple(
-            (f.name, f.default, f.default_factory) for f in dataclasses.fields(cls)
-        )
+        specs: list[tuple[str, object, typing.Any]] = []
+        for f in dataclasses.fields(cls):
+            if f.default_factory is _METADATA_FACTORY:
+                specs.append((f.name, EMPTY, None))
+            elif f.default_factory is not _MISSING:
+                specs.append((f.name, _MISSING, f.default_factory))
+            else:
+                specs.append((f.name, f.default, None))
+        found = _DEFAULTS[cls] = tuple(specs)
     return found
 
 
@@ -395,19 +410,19 @@ def from_frozen(cls: type[_Built], /, **fields: object) -> _Built:
     `memory_set`, a `mcp_tool_executed` copy of a `tool_executed`). Anything else must go
     through the constructor, which freezes it."""
     built = object.__new__(cls)
+    # Frozen dataclasses allow attribute writes only through object.__setattr__.
+    setattr_ = object.__setattr__
     used = 0
-    for name, default, factory in _defaults(cls):
+    for name, default, factory in _DEFAULTS[cls] if cls in _DEFAULTS else _defaults(cls):
         if name in fields:
-            value = fields[name]
+            setattr_(built, name, fields[name])
             used += 1
-        elif factory is not _MISSING:
-            value = factory()
         elif default is not _MISSING:
-            value = default
+            setattr_(built, name, default)
+        elif factory is not None:
+            setattr_(built, name, factory())
         else:
             raise TypeError(f"{cls.__name__}: missing field {name!r}")
-        # Frozen dataclasses allow attribute writes only through object.__setattr__.
-        object.__setattr__(built, name, value)
     if used != len(fields):
         names = {name for name, _, _ in _defaults(cls)}
         raise TypeError(f"{cls.__name__}: unexpected field(s) {sorted(set(fields) - names)}")
