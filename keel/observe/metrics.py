@@ -36,7 +36,10 @@ thread (a run is counted when it finishes; `/metrics` is an async route).
 
 from __future__ import annotations
 
+import logging
+import threading
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import cast
 
@@ -66,6 +69,12 @@ from keel.observe.record import RunRecord
 TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 MODEL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
 COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+_log = logging.getLogger("keel.observe")
+
+FOLD_EVERY = 256
+"""Runs `observe_later` keeps before it counts them (with no scrape in between): the
+memory a scrape-less process holds for counting stays bounded."""
+
 ACTIVE_WINDOW_SECONDS = 300.0
 
 METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -91,6 +100,16 @@ _ROLES: dict[type, int] = {
     PlanCacheDecided: _DECIDED,
 }
 """What `observe` counts of each kind (nothing of the others)."""
+
+
+_CALLS = frozenset({TurnStarted, ModelCalled, ToolExecuted, ToolCallRefused})
+
+
+def spans_at_least(record: RunRecord) -> int:
+    """The spans a trace of `record` has at least (its turns and calls, as `observe`
+    returns them, counted without counting the run): what its queued spans weigh."""
+    calls = _CALLS
+    return sum(1 for item in record.events if type(item[1]) in calls)
 
 
 class Count:
@@ -221,6 +240,9 @@ class TurnMetrics:
         self._stop_cells: dict[str, tuple[list[float], list[float]]] = {}
         """Stop reason -> its `turns` cell and `turn_seconds` row."""
         self._turn_bounds = self.turn_seconds.bounds
+        self._unfolded: deque[RunRecord] = deque()
+        """Runs reported with `observe_later`, not yet counted."""
+        self._folding = threading.Lock()
         self.registry.register(_Families(self))
 
     def _declare_series(self) -> None:
@@ -292,8 +314,28 @@ class TurnMetrics:
         """Report the span exporter's counts (`keel_trace_spans_*`) from `stats`."""
         self._export = stats
 
+    def observe_later(self, record: RunRecord) -> None:
+        """Count `record` at the next scrape, or once `FOLD_EVERY` runs wait: a request
+        pays only this append, not the counting (a scrape counts exactly what ended)."""
+        unfolded = self._unfolded
+        unfolded.append(record)
+        if len(unfolded) >= FOLD_EVERY:
+            self.fold()
+
+    def fold(self) -> None:
+        """Count every run `observe_later` kept (a run that cannot be counted is logged)."""
+        unfolded = self._unfolded
+        with self._folding:
+            while unfolded:
+                record = unfolded.popleft()
+                try:
+                    self.observe(record)
+                except Exception:  # telemetry must never fail a turn or a scrape
+                    _log.exception("counting conversation %s", record.conversation_id)
+
     def families(self) -> Iterator[Metric]:
         """Every metric as the client's metric family (at scrape time)."""
+        self.fold()
         for metric in self._counted:
             yield metric.family()
         active = GaugeMetricFamily(

@@ -21,7 +21,7 @@ from opentelemetry import context as otel_context
 from keel.events.model import Event
 from keel.ids import Clock, SystemClock
 from keel.observe.genai import OTHER_PROVIDER
-from keel.observe.metrics import TurnMetrics
+from keel.observe.metrics import TurnMetrics, spans_at_least
 from keel.observe.record import Commit, RunRecord, ToolStart
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
@@ -122,12 +122,13 @@ class Telemetry:
     def report(self, record: RunRecord, parent: Context) -> None:
         """Feed the metrics and queue the spans of one finished run (when sampled)."""
         try:
-            count = self.metrics.observe(record)
+            self.metrics.observe_later(record)  # counted at the next scrape
             tracing = self.tracing
             if tracing is not None:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    tracing.export_later(count, partial(run_spans, self._options, record, under))
+                    build = partial(run_spans, self._options, record, under)
+                    tracing.export_later(spans_at_least(record), build)
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", record.conversation_id)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from keel.events.model import Event, PlanCacheDecided, ToolCallRefused, TurnEnded, TurnStarted
-from keel.observe.metrics import TurnMetrics
+from keel.observe.metrics import FOLD_EVERY, TurnMetrics
 from keel.observe.record import Commit, RunRecord
 
 
@@ -106,3 +106,39 @@ def test_active_conversations_stay_bounded_with_no_scrape() -> None:
     got = _samples(metrics)
     assert got[("keel_turns_total", frozenset({"stop_reason": "end_turn"}.items()))] == 20_000
     assert got[("keel_conversations_active", frozenset())] == 10  # the last 10 seconds
+
+
+def _turn(turn_id: str) -> RunRecord:
+    return _record(
+        [
+            TurnStarted(turn_id=turn_id, timestamp=10.0),
+            TurnEnded(turn_id=turn_id, stop_reason="end_turn", timestamp=10.0),
+        ]
+    )
+
+
+def _turns(metrics: TurnMetrics) -> float:
+    turns = [s for s in metrics.turns.values.items() if s[0] == ("end_turn",)]
+    return turns[0][1][0] if turns else 0.0
+
+
+def test_a_run_reported_for_later_is_counted_by_the_next_scrape() -> None:
+    metrics = TurnMetrics(now=lambda: 10.25)
+    metrics.observe_later(_turn("t1"))
+    metrics.observe_later(_turn("t2"))
+    assert _turns(metrics) == 0  # nothing counted while the requests ran
+    got = _samples(metrics)
+    assert got[("keel_turns_total", frozenset({"stop_reason": "end_turn"}.items()))] == 2
+    assert got[("keel_conversations_active", frozenset())] == 1
+    assert (
+        _samples(metrics)[("keel_turns_total", frozenset({"stop_reason": "end_turn"}.items()))] == 2
+    )
+
+
+def test_runs_reported_for_later_are_counted_once_enough_wait_with_no_scrape() -> None:
+    metrics = TurnMetrics(now=lambda: 10.25)
+    for index in range(FOLD_EVERY - 1):
+        metrics.observe_later(_turn(f"t{index}"))
+    assert _turns(metrics) == 0
+    metrics.observe_later(_turn("last"))
+    assert _turns(metrics) == FOLD_EVERY  # counted without a scrape: memory stays bounded
