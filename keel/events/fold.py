@@ -191,17 +191,23 @@ def fold(events: Iterable[Event], initial: ConversationState | None = None) -> C
 def _advanced(state: ConversationState, count: int) -> ConversationState:
     if not count:
         return state
-    return ConversationState(
-        status=state.status,
-        stack=state.stack,
-        memory=state.memory,
-        pending_confirmation=state.pending_confirmation,
-        last_bot_buttons=state.last_bot_buttons,
-        last_stop_reason=state.last_stop_reason,
-        current_turn_id=state.current_turn_id,
-        turn_count=state.turn_count,
-        last_seq=state.last_seq + count,
-    )
+    # What the constructor makes (the class has no __post_init__), each field set once
+    # through a bound object.__setattr__ (frozen dataclasses allow writes only that way).
+    moved = _new(ConversationState)
+    _set(moved, "status", state.status)
+    _set(moved, "stack", state.stack)
+    _set(moved, "memory", state.memory)
+    _set(moved, "pending_confirmation", state.pending_confirmation)
+    _set(moved, "last_bot_buttons", state.last_bot_buttons)
+    _set(moved, "last_stop_reason", state.last_stop_reason)
+    _set(moved, "current_turn_id", state.current_turn_id)
+    _set(moved, "turn_count", state.turn_count)
+    _set(moved, "last_seq", state.last_seq + count)
+    return moved
+
+
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _on_state_changed(b: _Builder, event: ConversationStateChanged) -> None:

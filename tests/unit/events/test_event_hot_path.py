@@ -119,3 +119,18 @@ def test_a_known_text_is_written_as_it_is_and_the_fallback_writes_the_mapping() 
     object.__setattr__(called, "input_tokens", 2**70)
     assert json.loads(dumps_event(called)) == encode_event(called)
     assert loads_event(dumps_event(called)) == called
+
+
+def test_a_batch_of_records_moves_every_field_of_the_state_on() -> None:
+    # The shortcut copies the state field by field: a field it forgot would be unset.
+    state = fold(
+        [
+            MemorySet(key="project.plan", value="gold"),
+            StackChanged(frames=(StackFrame(frame_id="f", skill_id="s", type="skill"),)),
+            BotMessage(text="hi", response_source="llm", buttons=(Button(title="a", payload="b"),)),
+        ]
+    )
+    moved = fold([SkillActivated(skill_id="s")], state)
+    assert moved == dataclasses.replace(state, last_seq=state.last_seq + 1)
+    for f in dataclasses.fields(ConversationState):
+        assert getattr(moved, f.name) == getattr(dataclasses.replace(state, last_seq=4), f.name)
