@@ -14,8 +14,6 @@ shows it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from keel.errors import RunError, StoreError
 from keel.llm.errors import ModelError, ProviderError, without_secret
@@ -58,19 +56,26 @@ def log_turn_failure(t: TurnContext, exc: Exception) -> None:
         _log.error("turn failed %s", where, exc_info=exc, extra=ids | _cause(exc))
 
 
-@contextmanager
-def logged_start(t: TurnContext) -> Iterator[None]:
+class logged_start:
     """Log a failure while turn `t` is being started (its `turn_started` append), then
     let it propagate: nothing of the turn may be stored, so this line is the only place
     its id is seen (the server logs the failed request too, without the turn). A
-    `RunError` is the request's own conflict (the server answers 409), not logged here."""
-    try:
-        yield
-    except RunError:
-        raise
-    except Exception as exc:
-        log_turn_failure(t, exc)
-        raise
+    `RunError` is the request's own conflict (the server answers 409), not logged here.
+    (A class, not a generator: every request enters one.)"""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t: TurnContext) -> None:
+        self.t = t
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, _tb: object
+    ) -> None:
+        if isinstance(exc, Exception) and not isinstance(exc, RunError):
+            log_turn_failure(self.t, exc)
 
 
 def _cause(exc: Exception) -> dict[str, object]:
