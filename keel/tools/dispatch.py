@@ -94,7 +94,12 @@ async def run_tool(
     if definition.runs_in_thread:  # blocking code: a worker thread keeps the deadline
         outcome = await tool_threads().call(call, timeout, name=definition.name)
     else:
-        outcome = await guarded(call, timeout)
+        # `invoke_tool`'s own coroutine, without `call`'s around it (`guarded` turns what
+        # the conversion raises into the tool's failure, as it does what the tool raises).
+        outcome = await guarded(
+            lambda: invoke_tool(definition, coerce_arguments(definition, plain), context),
+            timeout,
+        )
     if isinstance(outcome, Finished):
         return _finished(definition.name, outcome.value)
     if isinstance(outcome, Raised):
