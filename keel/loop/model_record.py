@@ -21,6 +21,7 @@ from types import MappingProxyType
 import orjson
 
 from keel.events.base import (
+    EMPTY,
     EncodedTuple,
     JsonMapping,
     JsonValue,
@@ -154,6 +155,10 @@ def model_called(
     for key, value in metadata.items():
         if key == "request" and type(value) is MappingProxyType:
             frozen[key] = value
+        elif type(value) is str and value.isascii():
+            frozen[key] = value  # what freezing an ASCII string gives (`tier_reason`)
+        elif key == "reply" and type(value) is dict:
+            frozen[key] = _frozen_reply(value)
         else:
             frozen[key] = freeze_json(value, path=f"metadata.{key}")
     kept = MappingProxyType(frozen)
@@ -170,6 +175,50 @@ def model_called(
         cost=cost_of(spec, usage),
         metadata=kept,
     )
+
+
+def _frozen_reply(reply: dict[str, object]) -> JsonValue:
+    """`freeze_json(reply)` for an assistant message of `keel.llm.port.assistant_message`'s
+    shape, its strings ASCII (the usual reply), in one pass; anything else the general
+    way (which also finds and names what is not JSON)."""
+    calls = reply.get("tool_calls")
+    frozen_calls: list[JsonMapping] = []
+    if calls is not None:
+        if type(calls) is not list:
+            return freeze_json(reply, path="metadata.reply")
+        for call in calls:
+            function = call.get("function") if type(call) is dict else None
+            if type(function) is not dict or not (
+                _plain_ascii(call, _CALL_KEYS) and _plain_ascii(function, _FUNCTION_KEYS)
+            ):
+                return freeze_json(reply, path="metadata.reply")
+            frozen_function = MappingProxyType(dict(function)) if function else EMPTY
+            frozen_calls.append(MappingProxyType({**call, "function": frozen_function}))
+    rest = {key: value for key, value in reply.items() if key != "tool_calls"}
+    if not _plain_ascii(rest, _MESSAGE_KEYS):
+        return freeze_json(reply, path="metadata.reply")
+    frozen: dict[str, JsonValue] = dict(reply)  # type: ignore[arg-type]
+    if calls is not None:
+        frozen["tool_calls"] = tuple(frozen_calls)
+    return MappingProxyType(frozen) if frozen else EMPTY
+
+
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def _plain_ascii(mapping: dict[str, object], keys: frozenset[str]) -> bool:
+    """Whether `mapping` has only `keys` (each at most once: a dict) and each value, but a
+    `function` one, is an ASCII string or None: such a value freezes to itself."""
+    for key, value in mapping.items():
+        if key not in keys:
+            return False
+        if key == "function":
+            continue
+        if not (value is None or (type(value) is str and value.isascii())):
+            return False
+    return True
 
 
 def _know_text(
