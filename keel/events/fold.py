@@ -155,17 +155,18 @@ class _Builder:
             if type(kept) is MappingProxyType
             else MappingProxyType(dict(kept))
         )
-        return ConversationState(
-            status=self.status,
-            stack=self.stack,
-            memory=memory,
-            pending_confirmation=self.pending,
-            last_bot_buttons=self.buttons,
-            last_stop_reason=self.stop_reason,
-            current_turn_id=self.turn_id,
-            turn_count=self.turn_count,
-            last_seq=self.last_seq,
-        )
+        # What the constructor makes (see `_advanced`).
+        state = _new(ConversationState)
+        _set(state, "status", self.status)
+        _set(state, "stack", self.stack)
+        _set(state, "memory", memory)
+        _set(state, "pending_confirmation", self.pending)
+        _set(state, "last_bot_buttons", self.buttons)
+        _set(state, "last_stop_reason", self.stop_reason)
+        _set(state, "current_turn_id", self.turn_id)
+        _set(state, "turn_count", self.turn_count)
+        _set(state, "last_seq", self.last_seq)
+        return state
 
 
 def fold(events: Iterable[Event], initial: ConversationState | None = None) -> ConversationState:

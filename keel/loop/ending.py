@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from keel.events.base import ConversationStatus, StopReason
+from keel.events.base import EMPTY, ConversationStatus, StopReason
 from keel.events.model import BotTurnEnded, ConversationStateChanged, StagesTimed, TurnEnded
 from keel.loop.turn import Next, TurnContext
 
@@ -48,7 +48,7 @@ async def finish_turn(t: TurnContext, outcome: Next) -> None:
 async def end_turn(t: TurnContext, stop_reason: StopReason, status: ConversationStatus) -> None:
     """Record the stage timings (one `stages_timed`), the stop reason and the new
     conversation state."""
-    meta = {"detail": t.stop_detail} if t.stop_detail else {}
+    meta = {"detail": t.stop_detail} if t.stop_detail else EMPTY
     t.stage_ms["persist"] = t.recorder.persist_ms
     await t.emit(
         StagesTimed(durations_ms=dict(sorted(t.stage_ms.items()))),
