@@ -77,9 +77,17 @@ CLOSE_TIMEOUT_S = 10.0
 
 _LockConnection: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"
 
-PG_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+PG_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+    TimeoutError,
+)
 """What an asyncpg call may raise that becomes `StoreError`: server errors, a refused or
-dropped connection, a timeout (connecting, or waiting for a pooled connection)."""
+dropped connection, a timeout (connecting, or waiting for a pooled connection), a
+connection whose protocol a dropped session left mid-operation ("cannot switch to
+state ...; another operation is in progress", seen after `pg_terminate_backend`)."""
 
 _APPEND_SQL = """
 INSERT INTO events (conversation_id, seq, kind, schema_version, data, recorded_at)
