@@ -37,6 +37,7 @@ from keel.loop.offer import (
     Offer,
     eligible_skills,
     offered_tools,
+    same_frames,
     unavailable_skills,
 )
 from keel.loop.prompt import (
@@ -261,19 +262,19 @@ def _prompt(
     knowledge: tuple[KnowledgeSection, ...],
     now: datetime,
 ) -> SystemPrompt:
-    """`system_prompt` of this call's inputs. Within a turn, while everything the inputs
-    are made of is the very same (the definition, the state's stack, read-only memory and
-    pending confirmation, the offer, the knowledge found, the mode, the canned replies and
-    collected entries, the minute), the previous call's prompt, without making them."""
+    """`system_prompt` of this call's inputs. While everything the inputs are made of is
+    the same as for the previous call (the very same definition, read-only memory, pending
+    confirmation, offer and knowledge found; the stack's frames but for their ids; equal
+    mode, canned replies, collected entries and minute), the previous call's prompt,
+    without making them."""
     state = t.recorder.state
     memory = state.memory
     minute = (now.year, now.month, now.day, now.hour, now.minute, now.tzinfo)
     last = _last_inputs[0]
     if (
         last is not None
-        and last.turn is t
         and last.definition is t.definition
-        and last.stack is state.stack
+        and (last.stack is state.stack or same_frames(last.stack, state.stack))
         and last.memory is memory
         and last.pending is state.pending_confirmation
         and last.schemas is schemas
@@ -328,7 +329,6 @@ class _Inputs:
         "schemas",
         "searched",
         "stack",
-        "turn",
     )
 
     def __init__(
@@ -341,7 +341,7 @@ class _Inputs:
         prompt: SystemPrompt,
         first: bool | None,
     ) -> None:
-        self.turn, self.definition = t, t.definition
+        self.definition = t.definition
         self.stack, self.memory, self.pending = (
             state.stack,
             state.memory,
@@ -501,19 +501,19 @@ async def call_model(
 
 
 def _offers(t: TurnContext) -> tuple[Offer, ...]:
-    """`offered_tools` in this call's mode. Within a turn, while nothing was denied and the
-    definition, the state's stack, read-only memory and pending confirmation are the very
-    same objects (and so is knowledge mode), the previous call's offer, without making the
-    mode again."""
+    """`offered_tools` in this call's mode. While nothing was denied in this turn, the
+    definition, read-only memory and pending confirmation are the very same objects as for
+    the previous call, the stack holds the same frames but for their ids and the knowledge
+    mode is the same, the previous call's offer, without making the mode again."""
     state = t.recorder.state
     last = _last_offers[0]
     held = lifecycle.held_tools(t)
     if (
         last is not None
         and not held
-        and last[0] is t
+        and last[0] == t.has_knowledge
         and last[1] is t.definition
-        and last[2] is state.stack
+        and (last[2] is state.stack or same_frames(last[2], state.stack))
         and last[3] is state.memory
         and last[4] is state.pending_confirmation
         and last[5] == t.searched
@@ -522,7 +522,15 @@ def _offers(t: TurnContext) -> tuple[Offer, ...]:
     offers = offered_tools(t.definition, state, call_mode(t))
     memory = state.memory
     _last_offers[0] = (
-        (t, t.definition, state.stack, memory, state.pending_confirmation, t.searched, offers)
+        (
+            t.has_knowledge,
+            t.definition,
+            state.stack,
+            memory,
+            state.pending_confirmation,
+            t.searched,
+            offers,
+        )
         if not held and type(memory) is MappingProxyType
         else None
     )
@@ -531,7 +539,7 @@ def _offers(t: TurnContext) -> tuple[Offer, ...]:
 
 _last_offers: list[
     tuple[
-        TurnContext,
+        bool,
         AgentDefinition,
         tuple[StackFrame, ...],
         Mapping[str, object],

@@ -332,7 +332,7 @@ def offered_tools(
     if (
         last is not None
         and last.definition is definition
-        and (last.stack is state.stack or _same_frames(last.stack, state.stack))
+        and (last.stack is state.stack or same_frames(last.stack, state.stack))
         and last.pending is state.pending_confirmation
         and last.mode == mode
         and same_memory(last.memory, state.memory)
@@ -350,7 +350,7 @@ def offered_tools(
     return offers
 
 
-def _same_frames(a: tuple[StackFrame, ...], b: tuple[StackFrame, ...]) -> bool:
+def same_frames(a: tuple[StackFrame, ...], b: tuple[StackFrame, ...]) -> bool:
     """Whether two stacks hold the same frames but for their ids, which the offer never
     reads (another conversation in the same skill and step is offered the same)."""
     if len(a) != len(b):
