@@ -146,6 +146,10 @@ class _Builder:
             self.copied = dict(self.kept)
         return self.copied
 
+    def current_memory(self) -> Mapping[str, JsonValue]:
+        """The memory as it stands, without copying it."""
+        return self.copied if self.copied is not None else self.kept
+
     def build(self) -> ConversationState:
         kept = self.kept
         memory = (
@@ -243,13 +247,15 @@ def _on_slot_set(b: _Builder, event: SlotSet) -> None:
 
 
 def _on_memory_cleared(b: _Builder, event: MemoryCleared) -> None:
-    b.memory.pop(event.key, None)
+    if event.key in b.current_memory():  # clearing what is not set keeps the mapping
+        b.memory.pop(event.key, None)
     if event.key == PENDING_CONFIRMATION_KEY:
         b.pending = None
 
 
 def _on_session_started(b: _Builder, event: SessionStarted) -> None:
-    b.memory.pop(SESSION_METADATA_KEY, None)
+    if SESSION_METADATA_KEY in b.current_memory():
+        b.memory.pop(SESSION_METADATA_KEY, None)
 
 
 def _on_pause_created(b: _Builder, event: PausePointCreated) -> None:
