@@ -46,15 +46,17 @@ class _Sent:
     """Each frozen message's JSON text (None: only the standard library can write it)."""
     tools: tuple[ToolSchema, ...]
     names: tuple[str, ...]
+    names_text: bytes
+    """`names` as JSON text."""
 
 
 _last_sent: list[_Sent | None] = [None]
 _last_reply: list[tuple[bytes, JsonMapping] | None] = [None]
-_KEY_TEXT: dict[str, bytes] = {}
-"""Metadata keys as JSON text with the colon (the same few, call after call)."""
+"""The last recorded reply's JSON text and frozen form."""
 _last_request: list[tuple[JsonMapping, bytes] | None] = [None]
 """The last request record `request_record` made with its text, and that text."""
-"""The last recorded reply's JSON text and frozen form."""
+_KEY_TEXT: dict[str, bytes] = {}
+"""Metadata keys as JSON text with the colon (the same few, call after call)."""
 
 
 def request_record(request: ModelRequest) -> JsonMapping:
@@ -114,9 +116,10 @@ def request_record(request: ModelRequest) -> JsonMapping:
             parts += (part,)
     tools = request.tools
     if last is not None and last.tools is tools:
-        names = last.names
+        names, names_text = last.names, last.names_text
     else:
         names = tuple(tool.name for tool in tools)
+        names_text = orjson.dumps(names)
     sent: tuple[JsonMapping, ...]
     record = None
     if None in parts:
@@ -126,13 +129,15 @@ def request_record(request: ModelRequest) -> JsonMapping:
         sent = encoded = EncodedTuple(frozen)
         encoded.encoded = b"[" + b",".join(parts) + b"]"  # type: ignore[arg-type]
         record = MappingProxyType({"messages": sent, "tools": names})
-        tools_text = orjson.dumps(names)
-        _last_request[0] = (
-            record,
-            b'{"messages":' + encoded.encoded + b',"tools":' + tools_text + b"}",
-        )
+        text = b"".join((b'{"messages":', encoded.encoded, b',"tools":', names_text, b"}"))
+        _last_request[0] = (record, text)
     _last_sent[0] = _Sent(
-        messages=messages, frozen=sent, parts=tuple(parts), tools=tools, names=names
+        messages=messages,
+        frozen=sent,
+        parts=tuple(parts),
+        tools=tools,
+        names=names,
+        names_text=names_text,
     )
     return record if record is not None else MappingProxyType({"messages": sent, "tools": names})
 
