@@ -274,6 +274,8 @@ def _prompt(
     if (
         last is not None
         and last.definition is t.definition
+        and last.conversation == t.recorder.conversation_id
+        and (last.session is state.session_metadata or last.session == state.session_metadata)
         and (last.stack is state.stack or same_frames(last.stack, state.stack))
         and last.memory is memory
         and last.pending is state.pending_confirmation
@@ -319,6 +321,7 @@ class _Inputs:
     __slots__ = (
         "canned",
         "collected",
+        "conversation",
         "definition",
         "first",
         "knowledge",
@@ -328,6 +331,7 @@ class _Inputs:
         "prompt",
         "schemas",
         "searched",
+        "session",
         "stack",
     )
 
@@ -342,6 +346,8 @@ class _Inputs:
         first: bool | None,
     ) -> None:
         self.definition = t.definition
+        # A memo never crosses conversations or sessions (the channel is the session's).
+        self.conversation, self.session = t.recorder.conversation_id, state.session_metadata
         self.stack, self.memory, self.pending = (
             state.stack,
             state.memory,
@@ -517,6 +523,8 @@ def _offers(t: TurnContext) -> tuple[Offer, ...]:
         and last[3] is state.memory
         and last[4] is state.pending_confirmation
         and last[5] == t.searched
+        and last[7] == t.recorder.conversation_id
+        and (last[8] is state.session_metadata or last[8] == state.session_metadata)
     ):
         return last[6]
     offers = offered_tools(t.definition, state, call_mode(t))
@@ -530,6 +538,8 @@ def _offers(t: TurnContext) -> tuple[Offer, ...]:
             state.pending_confirmation,
             t.searched,
             offers,
+            t.recorder.conversation_id,  # never across conversations or sessions
+            state.session_metadata,
         )
         if not held and type(memory) is MappingProxyType
         else None
@@ -546,6 +556,8 @@ _last_offers: list[
         PendingConfirmation | None,
         bool,
         tuple[Offer, ...],
+        str,
+        Mapping[str, object],
     ]
     | None
 ] = [None]
