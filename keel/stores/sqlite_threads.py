@@ -91,12 +91,14 @@ class ConnectionThreads:
         thread whose connection is open, idle and has nothing queued; `(False, None)`
         otherwise (or when `fn` raises `WouldBlock`), and the caller hands the job over
         with `call`. `fn` must not wait (on a lock or the disk): it blocks the caller."""
-        conn = self._connection
-        if conn is None or not self._single or self._stopped or not self._jobs.empty():
+        if self._connection is None or self._stopped or not self._jobs.empty():
             return False, None
         if not self._using.acquire(blocking=False):
             return False, None
         try:
+            conn = self._connection  # read again under the lock: the thread may have closed it
+            if conn is None:
+                return False, None
             return True, fn(conn, *args)
         except WouldBlock:
             return False, None
