@@ -101,6 +101,10 @@ def _freeze_items_of(value: Sequence[object], room: int) -> JsonValue:
         if kind is str:
             if not (item.isascii() or utf8_encodable(item)):  # type: ignore[attr-defined,arg-type]
                 raise _NotJson
+        elif kind is float:
+            # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
+            if item - item != 0.0:  # type: ignore[operator]
+                raise _NotJson
         elif not (kind is int or kind is bool or item is None):
             item = _freeze(item, room)
         frozen.append(item)  # type: ignore[arg-type]
@@ -121,24 +125,35 @@ def _freeze_items(value: Mapping[object, object], room: int) -> JsonMapping:
     room -= 1
     frozen: dict[str, JsonValue] = {}
     for key, item in value.items():
-        if type(key) is not str:
-            if not isinstance(key, str):
-                raise _NotJson
-            key = str.__str__(key)
-        if key not in _CHECKED_KEYS:
-            if not (key.isascii() or utf8_encodable(key)):
-                raise _NotJson
-            if len(_CHECKED_KEYS) < _MAX_CHECKED_KEYS:
-                _CHECKED_KEYS.add(key)
+        if type(key) is not str or key not in _CHECKED_KEYS:
+            key = _checked_key(key)  # the rare case: a new key, or a str subclass
         # Strings and the other scalars inline, without a call per value: most values are.
         kind = type(item)
         if kind is str:
             if not (item.isascii() or utf8_encodable(item)):  # type: ignore[attr-defined,arg-type]
                 raise _NotJson
+        elif kind is float:
+            # x - x is 0.0 for every finite float, NaN for infinities and NaN (no call).
+            if item - item != 0.0:  # type: ignore[operator]
+                raise _NotJson
         elif not (kind is int or kind is bool or item is None):
             item = _freeze(item, room)
         frozen[key] = item  # type: ignore[assignment]
     return MappingProxyType(frozen)
+
+
+def _checked_key(key: object) -> str:
+    """`key` as a plain string known to be valid UTF-8 (remembered when there is room)."""
+    if type(key) is not str:
+        if not isinstance(key, str):
+            raise _NotJson
+        key = str.__str__(key)
+    if key not in _CHECKED_KEYS:
+        if not (key.isascii() or utf8_encodable(key)):
+            raise _NotJson
+        if len(_CHECKED_KEYS) < _MAX_CHECKED_KEYS:
+            _CHECKED_KEYS.add(key)
+    return key
 
 
 def _freeze_subclass(value: object, room: int) -> JsonValue:
