@@ -56,7 +56,8 @@ async def request(
     load_ms: float,
 ) -> tuple[Event, ...]:
     """One user message (or `/session_start`); returns the events it appended, in order."""
-    await session.close_interrupted_turn(recorder)  # a crashed turn ends before a new one
+    if recorder.state.current_turn_id is not None:
+        await session.close_interrupted_turn(recorder)  # a crashed turn ends before a new one
     if text.strip() in (SESSION_END, RESTART):
         return await control_turn(new_turn, recorder, history, text.strip(), metadata, load_ms)
     if session.session_due(definition, recorder.clock, history, recorder.state):

@@ -87,7 +87,8 @@ class Engine:
         (across processes on PostgreSQL), so they never interleave.
         """
         async with self._lock(conversation_id):
-            await self._refresh_definition()
+            if self.definitions is not None:
+                await self._refresh_definition()
             loading = self.clock.now()
             async with self._open(conversation_id, observer) as (history, recorder):
                 load_ms = (self.clock.now() - loading).total_seconds() * 1000

@@ -72,7 +72,9 @@ async def begin_message(
     t.recorder.persist_ms = 0.0
     t.user_text = text
     attachments = metadata.get("attachments")
-    t.attachments = len(attachments) if isinstance(attachments, list | tuple) else 0
+    t.attachments = (
+        len(attachments) if attachments is not None and isinstance(attachments, list | tuple) else 0
+    )
     t.recorder.events.clear()
     await t.emit(
         TurnStarted(turn_id=t.turn_id),
