@@ -576,8 +576,10 @@ async def ask_recorded(
     # One pair of clock reads for both the record's latency and the `model` stage.
     started = t.clock.now()
     try:
-        # No observer, nobody reads the text as it comes: `complete`, without `_ask`.
-        if t.recorder.observer is None:
+        # Nobody reads the text as it comes (no observer, or a telemetry tap): `complete`,
+        # without `_ask`.
+        observer = t.recorder.observer
+        if observer is None or not reads_text(observer):
             response = await t.model.complete(request)
         else:
             response = await _ask(t, request)
