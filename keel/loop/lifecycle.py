@@ -169,10 +169,12 @@ async def drop_resume_offer(t: TurnContext) -> None:
 async def auto_complete(t: TurnContext) -> bool:
     """Complete a prose skill whose `complete_when.condition` holds (no criteria)."""
     skill = t.active_skill
-    if skill is None or stack.top_block(t.state) is not None:
+    if skill is None:
         return False
-    rule = skill.document.complete_when
+    rule = skill.document.complete_when  # checked first: most skills have none
     if rule is None or rule.condition is None or rule.criteria:
+        return False
+    if stack.top_block(t.state) is not None:
         return False
     read = reader_for(t.state.memory, t.definition.memory, skill.skill_id)
     if evaluate(rule.condition, read) is not Outcome.TRUE:
