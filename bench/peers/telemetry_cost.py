@@ -39,7 +39,7 @@ from keel.events.model import ModelCalled, ToolExecuted, TurnEnded, TurnStarted
 from keel.observe import otlp
 from keel.observe.digest import digest
 from keel.observe.metrics import COMMIT_BUCKETS, MODEL_BUCKETS, TURN_BUCKETS, TurnMetrics
-from keel.observe.record import RunRecord
+from keel.observe.record import RawRun, RunRecord, record_of
 from keel.observe.span_ids import Parent
 from keel.observe.turn_spans import SpanOptions, run_spans
 
@@ -125,14 +125,14 @@ def sdk_baseline() -> Callable[[int, int], bytes] | None:
 
 async def _record(name: str) -> RunRecord:
     case = make(SCENARIOS[name], telemetry="metrics")
-    records: list[RunRecord] = []
+    runs: list[RawRun] = []
     report = case.telemetry.report
-    case.telemetry.report = lambda record, parent: (records.append(record), report(record, parent))
+    case.telemetry.report = lambda raw, parent: (runs.append(raw), report(raw, parent))
     for _ in range(3):
         await case.prepare()
         await case.run()
     await case.close()
-    return records[-1]
+    return record_of(runs[-1])
 
 
 def our_spans(record: RunRecord) -> list[bytes]:

@@ -64,7 +64,7 @@ from keel.events.model import (
     TurnStarted,
 )
 from keel.observe.export import ExportStats
-from keel.observe.record import RunRecord
+from keel.observe.record import RawRun, RunRecord, record_of
 
 TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 MODEL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
@@ -105,11 +105,11 @@ _ROLES: dict[type, int] = {
 _CALLS = frozenset({TurnStarted, ModelCalled, ToolExecuted, ToolCallRefused})
 
 
-def spans_at_least(record: RunRecord) -> int:
-    """The spans a trace of `record` has at least (its turns and calls, as `observe`
+def spans_at_least(raw: RawRun) -> int:
+    """The spans a trace of `raw` has at least (its turns and calls, as `observe`
     returns them, counted without counting the run): what its queued spans weigh."""
     calls = _CALLS
-    return sum(1 for item in record.events if type(item[1]) in calls)
+    return sum(1 for batch, _, _ in raw.commits for item in batch if type(item.event) in calls)
 
 
 class Count:
@@ -240,7 +240,7 @@ class TurnMetrics:
         self._stop_cells: dict[str, tuple[list[float], list[float]]] = {}
         """Stop reason -> its `turns` cell and `turn_seconds` row."""
         self._turn_bounds = self.turn_seconds.bounds
-        self._unfolded: deque[RunRecord] = deque()
+        self._unfolded: deque[RawRun] = deque()
         """Runs reported with `observe_later`, not yet counted."""
         self._folding = threading.Lock()
         self.registry.register(_Families(self))
@@ -314,11 +314,11 @@ class TurnMetrics:
         """Report the span exporter's counts (`keel_trace_spans_*`) from `stats`."""
         self._export = stats
 
-    def observe_later(self, record: RunRecord) -> None:
-        """Count `record` at the next scrape, or once `FOLD_EVERY` runs wait: a request
+    def observe_later(self, raw: RawRun) -> None:
+        """Count the run at the next scrape, or once `FOLD_EVERY` runs wait: a request
         pays only this append, not the counting (a scrape counts exactly what ended)."""
         unfolded = self._unfolded
-        unfolded.append(record)
+        unfolded.append(raw)
         if len(unfolded) >= FOLD_EVERY:
             self.fold()
 
@@ -327,11 +327,11 @@ class TurnMetrics:
         unfolded = self._unfolded
         with self._folding:
             while unfolded:
-                record = unfolded.popleft()
+                raw = unfolded.popleft()
                 try:
-                    self.observe(record)
+                    self.observe(record_of(raw))
                 except Exception:  # telemetry must never fail a turn or a scrape
-                    _log.exception("counting conversation %s", record.conversation_id)
+                    _log.exception("counting conversation %s", raw.conversation_id)
 
     def families(self) -> Iterator[Metric]:
         """Every metric as the client's metric family (at scrape time)."""

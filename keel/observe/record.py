@@ -10,9 +10,11 @@ tool start while it runs, and a frozen dataclass costs about three times as much
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from keel.events.model import Event
+from keel.stores.port import StoredEvent
 
 
 class Commit(NamedTuple):
@@ -55,3 +57,28 @@ class RunRecord(NamedTuple):
 
     failed: bool = False
     """The run raised instead of returning (the engine recorded what it could)."""
+
+
+class RawRun(NamedTuple):
+    """What a tap kept of one run, as the engine reported it: each commit's stored events
+    with when its append started and when it was reported. `record_of` makes the
+    `RunRecord` from it away from the request (at a scrape, on the exporting thread)."""
+
+    conversation_id: str
+    commits: tuple[tuple[Sequence[StoredEvent], float, float], ...]
+    tool_starts: tuple[ToolStart, ...]
+    ended_at: float
+    failed: bool = False
+
+
+def record_of(raw: RawRun) -> RunRecord:
+    """The `RunRecord` of `raw` (a pure function: the metrics and the span builder may each
+    make it, on their own threads)."""
+    events = tuple((item.seq, item.event) for batch, _, _ in raw.commits for item in batch)
+    commits = tuple(
+        Commit(batch[0].seq, batch[-1].seq, stamped, stored)
+        for batch, stamped, stored in raw.commits
+    )
+    return RunRecord(
+        raw.conversation_id, events, commits, raw.tool_starts, raw.ended_at, raw.failed
+    )

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from opentelemetry import context as otel_context
 
-from keel.events.model import Event
 from keel.ids import Clock, SystemClock
 from keel.observe.genai import OTHER_PROVIDER
 from keel.observe.metrics import TurnMetrics, spans_at_least
-from keel.observe.record import Commit, RunRecord, ToolStart
+from keel.observe.record import RawRun, ToolStart, record_of
+from keel.observe.span_ids import Parent
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
 from keel.stores.port import StoredEvent
@@ -47,16 +47,14 @@ class TurnTap:
         self._seconds = telemetry.seconds
         self._conversation_id = conversation_id
         self._parent = parent
-        self._events: list[tuple[int, Event]] = []
-        self._commits: list[Commit] = []
+        self._commits: list[tuple[Sequence[StoredEvent], float, float]] = []
         self._starts: list[ToolStart] = []
         self._finished = False
 
     async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
-        """A commit of `events` ended now: its append started at `started_at`."""
-        stored = self._seconds()
-        self._events.extend([(item.seq, item.event) for item in events])
-        self._commits.append(Commit(events[0].seq, events[-1].seq, started_at, stored))
+        """A commit of `events` ended now: its append started at `started_at` (kept as
+        given: the run's record is made away from the request, `record_of`)."""
+        self._commits.append((events, started_at, self._seconds()))
 
     async def text_delta(self, text: str) -> None:
         """Model text is not kept (the whole reply is in the log)."""
@@ -65,16 +63,21 @@ class TurnTap:
         """A builder tool starts now."""
         self._starts.append(ToolStart(name, self._seconds()))
 
-    def finish(self, *, failed: bool = False) -> RunRecord | None:
-        """Report the run to the metrics and the tracer (once); the record, for tests."""
+    def finish(self, *, failed: bool = False) -> RawRun | None:
+        """Report the run to the metrics and the tracer (once); what was kept, for tests."""
         if self._finished:
             return None
         self._finished = True
         ended_at = self._seconds()
-        events, commits, starts = tuple(self._events), tuple(self._commits), tuple(self._starts)
-        record = RunRecord(self._conversation_id, events, commits, starts, ended_at, failed)
-        self._telemetry.report(record, self._parent)
-        return record
+        raw = RawRun(
+            self._conversation_id, tuple(self._commits), tuple(self._starts), ended_at, failed
+        )
+        self._telemetry.report(raw, self._parent)
+        return raw
+
+
+def _raw_spans(options: SpanOptions, raw: RawRun, under: Parent) -> Sequence[bytes]:
+    return run_spans(options, record_of(raw), under)
 
 
 def _seconds_of(clock: Clock) -> Callable[[], float]:
@@ -119,18 +122,19 @@ class Telemetry:
         """A tap for one run; spans go under the current context (the request's span)."""
         return TurnTap(self, conversation_id, otel_context.get_current())
 
-    def report(self, record: RunRecord, parent: Context) -> None:
-        """Feed the metrics and queue the spans of one finished run (when sampled)."""
+    def report(self, raw: RawRun, parent: Context) -> None:
+        """Feed the metrics and queue the spans of one finished run (when sampled); the
+        run's record is made at the scrape and on the exporting thread, not here."""
         try:
-            self.metrics.observe_later(record)  # counted at the next scrape
+            self.metrics.observe_later(raw)  # counted at the next scrape
             tracing = self.tracing
             if tracing is not None:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    build = partial(run_spans, self._options, record, under)
-                    tracing.export_later(spans_at_least(record), build)
+                    build = partial(_raw_spans, self._options, raw, under)
+                    tracing.export_later(spans_at_least(raw), build)
         except Exception:  # telemetry must never fail a turn
-            _log.exception("recording telemetry for conversation %s", record.conversation_id)
+            _log.exception("recording telemetry for conversation %s", raw.conversation_id)
 
     def flush(self) -> bool:
         """Export the spans queued so far (tests, shutdown)."""

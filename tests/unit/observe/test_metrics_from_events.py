@@ -6,7 +6,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from keel.events.model import Event, PlanCacheDecided, ToolCallRefused, TurnEnded, TurnStarted
 from keel.observe.metrics import FOLD_EVERY, TurnMetrics
-from keel.observe.record import Commit, RunRecord
+from keel.observe.record import Commit, RawRun, RunRecord, record_of
+from keel.stores.port import StoredEvent
 
 
 def _record(events: list[Event], *, failed: bool = False) -> RunRecord:
@@ -108,13 +109,26 @@ def test_active_conversations_stay_bounded_with_no_scrape() -> None:
     assert got[("keel_conversations_active", frozenset())] == 10  # the last 10 seconds
 
 
-def _turn(turn_id: str) -> RunRecord:
-    return _record(
-        [
-            TurnStarted(turn_id=turn_id, timestamp=10.0),
-            TurnEnded(turn_id=turn_id, stop_reason="end_turn", timestamp=10.0),
-        ]
-    )
+def _turn(turn_id: str) -> RawRun:
+    events: list[Event] = [
+        TurnStarted(turn_id=turn_id, timestamp=10.0),
+        TurnEnded(turn_id=turn_id, stop_reason="end_turn", timestamp=10.0),
+    ]
+    stored = [
+        StoredEvent(conversation_id="alice/c1", seq=seq, event=event)
+        for seq, event in enumerate(events, start=1)
+    ]
+    return RawRun("alice/c1", ((stored, 10.0, 10.25),), (), 10.25)
+
+
+def test_a_raw_run_makes_the_record_of_its_commits() -> None:
+    record = record_of(_turn("t1"))
+    assert [(seq, event.kind) for seq, event in record.events] == [
+        (1, "turn_started"),
+        (2, "turn_ended"),
+    ]
+    assert record.commits == (Commit(1, 2, 10.0, 10.25),)
+    assert (record.conversation_id, record.ended_at, record.failed) == ("alice/c1", 10.25, False)
 
 
 def _turns(metrics: TurnMetrics) -> float:
