@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -32,11 +32,17 @@ class SystemClock:
         return time.time()
 
 
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
+"""The version (4) and variant (RFC 4122) bits of a UUID4, as `uuid.uuid4` sets them."""
+
+
 class UuidSource:
     """Random UUID4 hex ids."""
 
     def new_id(self) -> str:
-        return uuid.uuid4().hex
+        # `uuid.uuid4().hex` without making a `UUID` (0.8 against 1.9 µs; several per turn).
+        return "%032x" % ((int.from_bytes(os.urandom(16)) & _UUID4_CLEAR) | _UUID4_SET)
 
 
 class FakeClock:
