@@ -7,7 +7,6 @@ returns fresh objects decoded from what was saved.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -33,7 +32,6 @@ class InMemoryEventStore:
 
     def __init__(self, *, clock: Clock | None = None) -> None:
         self._clock = clock or SystemClock()
-        self._lock = asyncio.Lock()
         self._logs: dict[str, _Log] = {}
         self._appends = itertools.count(1)
         self._conversation_locks = KeyedLocks()
@@ -47,20 +45,20 @@ class InMemoryEventStore:
         durable: bool = True,
     ) -> list[StoredEvent]:
         """See `EventStore.append`."""
-        async with self._lock:
-            log = self._logs.get(conversation_id)
-            actual = len(log.lines) if log else 0
-            if actual != expected_seq:
-                raise ConcurrencyConflict(conversation_id, expected_seq, actual)
-            # Encode everything before touching the log so a bad event writes nothing.
-            lines = [dumps_event(event) for event in events]
-            if not lines:
-                return []
-            if log is None:
-                log = self._logs[conversation_id] = _Log()
-            log.lines.extend(lines)
-            log.updated_at = self._clock.now().timestamp()
-            log.append_order = next(self._appends)
+        # No await from the check to the write: an append is atomic on the event loop.
+        log = self._logs.get(conversation_id)
+        actual = len(log.lines) if log else 0
+        if actual != expected_seq:
+            raise ConcurrencyConflict(conversation_id, expected_seq, actual)
+        # Encode everything before touching the log so a bad event writes nothing.
+        lines = [dumps_event(event) for event in events]
+        if not lines:
+            return []
+        if log is None:
+            log = self._logs[conversation_id] = _Log()
+        log.lines.extend(lines)
+        log.updated_at = self._clock.now().timestamp()
+        log.append_order = next(self._appends)
         return [
             StoredEvent(conversation_id=conversation_id, seq=expected_seq + i, event=event)
             for i, event in enumerate(events, start=1)
