@@ -26,7 +26,13 @@ AREAS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("event store", ("keel/stores/",)),
     (
         "prompt, history fitting, tier",
-        ("keel/loop/prompt", "keel/loop/history.py", "keel/loop/model_call.py", "keel/llm/"),
+        (
+            "keel/loop/prompt",
+            "keel/loop/history.py",
+            "keel/loop/model_call.py",
+            "keel/loop/model_request.py",
+            "keel/llm/",
+        ),
     ),
     ("offered tools, conditions", ("keel/loop/offer.py", "keel/conditions/")),
     (

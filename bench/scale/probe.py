@@ -32,7 +32,7 @@ from typing import Any
 
 from keel.events.model import Event
 from keel.llm.port import ModelRequest, ModelResponse
-from keel.loop import driver, lifecycle, log_cache, model_call
+from keel.loop import driver, lifecycle, log_cache, model_request
 from keel.loop.history import estimate_tokens
 from keel.stores.port import EventStore, StoredEvent
 from keel.testing import ScriptedModel
@@ -45,13 +45,13 @@ _WRAPPED: tuple[tuple[object, str, str], ...] = (
     (lifecycle, "slash_activate", "route"),
     (driver, "deterministic_pass", "route"),
     (driver, "handle_reply", "route"),
-    (model_call, "choose", "tier"),
-    (model_call, "offered_tools", "tools"),
-    (model_call, "estimate_tokens", "compress"),
-    (model_call, "fit_history", "compress"),
-    (model_call, "unit_tokens", "compress"),
-    (model_call, "system_prompt", "prompt"),
-    (model_call, "history", "prompt"),
+    (model_request, "choose", "tier"),
+    (model_request, "offered_tools", "tools"),
+    (model_request, "estimate_tokens", "compress"),
+    (model_request, "fit_history", "compress"),
+    (model_request, "unit_tokens", "compress"),
+    (model_request, "system_prompt", "prompt"),
+    (model_request, "history", "prompt"),
 )
 
 

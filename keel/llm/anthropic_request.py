@@ -92,7 +92,7 @@ def to_anthropic(request: ModelRequest) -> AnthropicRequest:
 
 def _mark_history(turns: list[MessageParam], messages: Sequence[Message]) -> None:
     """A breakpoint on the last block before the request's closing system text (the
-    prompt's volatile part, which `keel.loop.model_call` puts after the history), so the
+    prompt's volatile part, which `keel.loop.model_request` puts after the history), so the
     next request reuses the whole conversation so far. Nothing when there is no such text."""
     last = messages[-1] if len(messages) > _leading_system(messages) else None
     if last is None or last["role"] != "system" or not last["content"] or not turns:

@@ -16,7 +16,7 @@ from keel.llm.port import ToolCall
 from keel.loop import activation_fill, lifecycle, stack
 from keel.loop.confirmations import resolve_pending
 from keel.loop.memory_ops import Refusal, plan_write
-from keel.loop.model_call import call_mode
+from keel.loop.model_request import call_mode
 from keel.loop.offer import (
     ACTIVATE,
     CANCEL_SKILL,

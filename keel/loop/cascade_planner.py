@@ -23,7 +23,8 @@ from keel.loop.cascade_run import (
     partial,
     run_plan,
 )
-from keel.loop.model_call import ask_recorded, build_request
+from keel.loop.model_call import ask_recorded
+from keel.loop.model_request import build_request
 from keel.loop.turn import Next, TurnContext
 from keel.plans.cache import Decision, Miss, PlanCache
 from keel.plans.catalog import Catalog

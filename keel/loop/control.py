@@ -5,7 +5,7 @@ button tap: none of them is something the user said, so the model never reads on
 text. What the user did say by tapping is the button's title, when the channel sent it.
 The driver (`keel.loop.driver.control_turn`) runs `/session_end` and `/restart` without a
 model call; after a `/restart` the model reads nothing said before it
-(`keel.loop.model_call.history`).
+(`keel.loop.model_request.history`).
 """
 
 from __future__ import annotations

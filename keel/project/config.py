@@ -106,7 +106,7 @@ class AgentConfig:
     """Keel: tool calls of one model reply that run; the excess is refused, coded."""
     history_tool_results: bool | None = None
     """Keel: `history: {tool_results: ...}`, whether earlier turns' tool calls and results
-    go into the model's history (None: not set; skills decide, `keel.loop.model_call`)."""
+    go into the model's history (None: not set; skills decide, `keel.loop.model_request`)."""
     offline: OfflineConfig = field(default_factory=OfflineConfig)
     """Keel: `routing.offline` and `extraction` (`keel.project.offline_config`)."""
     plan_cache: PlanCacheSettings = field(default_factory=PlanCacheSettings)

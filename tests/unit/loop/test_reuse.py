@@ -12,7 +12,7 @@ from prompt_kit import NOW, PARCEL, inputs
 
 from keel.events.base import StackFrame
 from keel.events.fold import ConversationState
-from keel.loop.model_call import offered_schemas
+from keel.loop.model_request import offered_schemas
 from keel.loop.offer import CallMode, offered_tools
 from keel.loop.prompt import ActiveSkill, system_prompt
 from keel.loop.reuse import same_memory
