@@ -40,7 +40,7 @@ import logging
 import threading
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import cast
 
 from prometheus_client import CollectorRegistry
@@ -48,11 +48,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.metrics_core import (
     CounterMetricFamily,
     GaugeMetricFamily,
-    HistogramMetricFamily,
     Metric,
 )
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString as _untyped_go_float
 
 from keel.events.model import (
     Event,
@@ -64,6 +62,7 @@ from keel.events.model import (
     TurnStarted,
 )
 from keel.observe.export import ExportStats
+from keel.observe.metric_cells import Count, Labels, Spread
 from keel.observe.record import RawRun, RunRecord, record_of
 
 TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
@@ -79,10 +78,6 @@ ACTIVE_WINDOW_SECONDS = 300.0
 
 METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The Prometheus text format's media type, for the `/metrics` answer."""
-
-Labels = tuple[str, ...]
-_go_float = cast("Callable[[float], str]", _untyped_go_float)
-"""The client's own `le` formatting (`1.0`, `+Inf`)."""
 
 
 _ERROR: Labels = ("error",)
@@ -112,37 +107,6 @@ def spans_at_least(raw: RawRun) -> int:
     return sum(1 for batch, _, _ in raw.commits for item in batch if type(item.event) in calls)
 
 
-class Count:
-    """A counter: label values -> [total] (a one-item list: a cell a hot path may keep)."""
-
-    __slots__ = ("documentation", "labels", "name", "values")
-
-    def __init__(self, name: str, documentation: str, *labels: str) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.labels = labels
-        self.values: dict[Labels, list[float]] = {}
-
-    def inc(self, labels: Labels, amount: float = 1.0) -> None:
-        cell = self.values.get(labels)
-        if cell is None:
-            cell = self.values[labels] = [0.0]
-        cell[0] += amount
-
-    def cell(self, labels: Labels) -> list[float]:
-        """The cell of `labels` (a series of 0 from now on, if it was none)."""
-        cell = self.values.get(labels)
-        if cell is None:
-            cell = self.values[labels] = [0.0]
-        return cell
-
-    def family(self) -> Metric:
-        family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
-        for labels, (value,) in self.values.items():
-            family.add_metric(list(labels), value)
-        return family
-
-
 class _ModelSeries:
     """One (tier, model)'s cells and latency row; a token kind's or the cost's cell is made
     when the first call has some (so the series exist in the order they were first seen)."""
@@ -158,44 +122,6 @@ class _ModelSeries:
         self.cached_input: list[float] | None = None
         self.cache_write: list[float] | None = None
         self.cost: list[float] | None = None
-
-
-class Spread:
-    """A histogram: label values -> [count per bucket (+Inf last), sum]."""
-
-    __slots__ = ("bounds", "documentation", "labels", "name", "values")
-
-    def __init__(
-        self, name: str, documentation: str, bounds: Sequence[float], *labels: str
-    ) -> None:
-        self.name = name
-        self.documentation = documentation
-        self.labels = labels
-        self.bounds = tuple(float(b) for b in bounds)
-        self.values: dict[Labels, list[float]] = {}
-
-    def observe(self, labels: Labels, value: float) -> None:
-        row = self.row(labels)
-        row[bisect_left(self.bounds, value)] += 1  # `le` is inclusive
-        row[-1] += value
-
-    def row(self, labels: Labels) -> list[float]:
-        """The row of `labels` (an empty series from now on, if it was none)."""
-        row = self.values.get(labels)
-        if row is None:
-            row = self.values[labels] = [0.0] * (len(self.bounds) + 2)
-        return row
-
-    def family(self) -> Metric:
-        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labels)
-        edges = [*(_go_float(b) for b in self.bounds), "+Inf"]
-        for labels, row in self.values.items():
-            running, buckets = 0.0, []
-            for edge, count in zip(edges, row, strict=False):
-                running += count
-                buckets.append((edge, running))
-            family.add_metric(list(labels), buckets, row[-1])
-        return family
 
 
 class _Families(Collector):
