@@ -59,6 +59,24 @@ _KEY_TEXT: dict[str, bytes] = {}
 """Metadata keys as JSON text with the colon (the same few, call after call)."""
 
 
+def _new_message(message: Message, index: int) -> tuple[JsonMapping, bytes | None]:
+    """A message the last record did not hold: frozen, with its JSON text (None when
+    orjson cannot write it as the codec would)."""
+    # The message as given (plain dicts and lists, which orjson writes without asking
+    # back) has the frozen copy's very text: freezing changes no value, only types.
+    try:
+        part: bytes | None = orjson.dumps(message)
+    except (TypeError, orjson.JSONEncodeError):
+        part = None  # not plain data, or a big integer: the codec walks it
+    reply = _last_reply[0]
+    if part is not None and reply is not None and reply[0] == part:
+        # The previous call's reply, as the history repeats it: the same JSON text is the
+        # same frozen value (types included), frozen once already.
+        return reply[1], part
+    made = freeze_mapping(message, path=f"metadata.request.messages[{index}]")  # type: ignore[arg-type]
+    return made, part
+
+
 def request_record(request: ModelRequest) -> JsonMapping:
     """What was sent, for `model_called.metadata.request`, frozen: the messages as sent
     (each its role, content and, as present, tool calls and tool call id: the closed message
@@ -98,20 +116,7 @@ def request_record(request: ModelRequest) -> JsonMapping:
                 cursor = at + 1
                 break
         else:
-            # The message as given (plain dicts and lists, which orjson writes without asking
-            # back) has the frozen copy's very text: freezing changes no value, only types.
-            try:
-                part: bytes | None = orjson.dumps(message)
-            except (TypeError, orjson.JSONEncodeError):
-                part = None  # not plain data, or a big integer: the codec walks it
-            reply = _last_reply[0]
-            if part is not None and reply is not None and reply[0] == part:
-                # The previous call's reply, as the history repeats it: the same JSON text
-                # is the same frozen value (types included), frozen once already.
-                made = reply[1]
-            else:
-                path = f"metadata.request.messages[{index}]"
-                made = freeze_mapping(message, path=path)  # type: ignore[arg-type]
+            made, part = _new_message(message, index)
             frozen += (made,)
             parts += (part,)
     tools = request.tools
