@@ -159,18 +159,17 @@ class _Builder:
             if type(kept) is MappingProxyType
             else MappingProxyType(dict(kept))
         )
-        # What the constructor makes (see `_advanced`).
-        state = _new(ConversationState)
-        _set(state, "status", self.status)
-        _set(state, "stack", self.stack)
-        _set(state, "memory", memory)
-        _set(state, "pending_confirmation", self.pending)
-        _set(state, "last_bot_buttons", self.buttons)
-        _set(state, "last_stop_reason", self.stop_reason)
-        _set(state, "current_turn_id", self.turn_id)
-        _set(state, "turn_count", self.turn_count)
-        _set(state, "last_seq", self.last_seq)
-        return state
+        return _state(
+            self.status,
+            self.stack,
+            memory,
+            self.pending,
+            self.buttons,
+            self.stop_reason,
+            self.turn_id,
+            self.turn_count,
+            self.last_seq,
+        )
 
 
 def fold(events: Iterable[Event], initial: ConversationState | None = None) -> ConversationState:
@@ -196,19 +195,44 @@ def fold(events: Iterable[Event], initial: ConversationState | None = None) -> C
 def _advanced(state: ConversationState, count: int) -> ConversationState:
     if not count:
         return state
-    # What the constructor makes (the class has no __post_init__), each field set once
-    # through a bound object.__setattr__ (frozen dataclasses allow writes only that way).
-    moved = _new(ConversationState)
-    _set(moved, "status", state.status)
-    _set(moved, "stack", state.stack)
-    _set(moved, "memory", state.memory)
-    _set(moved, "pending_confirmation", state.pending_confirmation)
-    _set(moved, "last_bot_buttons", state.last_bot_buttons)
-    _set(moved, "last_stop_reason", state.last_stop_reason)
-    _set(moved, "current_turn_id", state.current_turn_id)
-    _set(moved, "turn_count", state.turn_count)
-    _set(moved, "last_seq", state.last_seq + count)
-    return moved
+    return _state(
+        state.status,
+        state.stack,
+        state.memory,
+        state.pending_confirmation,
+        state.last_bot_buttons,
+        state.last_stop_reason,
+        state.current_turn_id,
+        state.turn_count,
+        state.last_seq + count,
+    )
+
+
+def _state(
+    status: ConversationStatus,
+    stack: tuple[StackFrame, ...],
+    memory: JsonMapping,
+    pending: PendingConfirmation | None,
+    buttons: tuple[Button, ...],
+    stop_reason: StopReason | None,
+    turn_id: str | None,
+    turn_count: int,
+    last_seq: int,
+) -> ConversationState:
+    """What the constructor makes (the class has no __post_init__), positionally and each
+    field set once through a bound object.__setattr__ (frozen dataclasses allow writes only
+    that way): `fold` makes one per emit of every turn."""
+    state = _new(ConversationState)
+    _set(state, "status", status)
+    _set(state, "stack", stack)
+    _set(state, "memory", memory)
+    _set(state, "pending_confirmation", pending)
+    _set(state, "last_bot_buttons", buttons)
+    _set(state, "last_stop_reason", stop_reason)
+    _set(state, "current_turn_id", turn_id)
+    _set(state, "turn_count", turn_count)
+    _set(state, "last_seq", last_seq)
+    return state
 
 
 _new = object.__new__
