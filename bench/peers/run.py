@@ -1,6 +1,7 @@
 """Peer benchmark: Keel next to LangGraph, the OpenAI Agents SDK and Pydantic AI.
 
-    python bench/peers/run.py [--runs 200] [--warmup 20] [--block 10] [--rss-runs 100]
+    python bench/peers/run.py [--runs 200] [--warmup 20] [--block 10] [--block-warmup 5]
+                              [--rss-runs 100]
                               [--import-repeats 5] [--cases floor,keel,...]
                               [--telemetry] [--write bench/RESULTS.md]
 
@@ -55,6 +56,7 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=200, help="timed runs per case, scenario")
     parser.add_argument("--warmup", type=int, default=20, help="untimed runs per case first")
     parser.add_argument("--block", type=int, default=10, help="runs in a row per case")
+    parser.add_argument("--block-warmup", type=int, default=5, help="untimed runs per block")
     parser.add_argument("--rss-runs", type=int, default=100, help="runs per scenario, RSS")
     parser.add_argument("--import-repeats", type=int, default=5, help="fresh processes")
     parser.add_argument("--profile-runs", type=int, default=40, help="Keel profile runs")
@@ -88,7 +90,8 @@ def _probe(label: str, options: argparse.Namespace) -> Probe:
 
 def _timings(options: argparse.Namespace) -> dict[str, object]:
     args = [str(HERE / "timing.py"), "--runs", str(options.runs), "--warmup", str(options.warmup)]
-    args += ["--block", str(options.block), "--profile-runs", str(options.profile_runs)]
+    args += ["--block", str(options.block), "--block-warmup", str(options.block_warmup)]
+    args += ["--profile-runs", str(options.profile_runs)]
     if options.cases:
         args += ["--cases", options.cases]
     if options.telemetry:
@@ -135,8 +138,11 @@ METHOD = (
     "validates its arguments its own way (Keel and the floor: JSON schema; the peers: "
     "pydantic). `µs/rt` is the median time of a run (one user message handled to the final "
     "answer) divided by its round trips, over {runs} timed runs per case after {warmup} "
-    "warm-up runs. All cases run in one process, interleaved in blocks of {block} runs whose "
-    "order rotates, so a busy spell of the shared machine hits every case alike. Import and "
+    "warm-up runs. All cases run in one process, interleaved in blocks of {block} timed runs "
+    "(each after {block_warmup} untimed ones), so a busy spell of the shared machine hits "
+    "every case alike; the blocks' orders form a balanced Latin square, every case coming "
+    "right after every other equally often (a case run just after a heavy one is slower for "
+    "a few runs). Import and "
     "build (compile the graph, make the agent, load Keel's project) are medians of "
     "{repeats} fresh processes; peak RSS is `ru_maxrss` of a fresh process that ran each "
     "scenario {rss} times (a bare Python with asyncio: {baseline:.0f} MB). Keel runs "
@@ -178,6 +184,7 @@ def section(
         runs=options.runs,
         warmup=options.warmup,
         block=options.block,
+        block_warmup=options.block_warmup,
         repeats=options.import_repeats,
         rss=options.rss_runs,
         baseline=probes["python"].max_rss_mb if "python" in probes else 0.0,

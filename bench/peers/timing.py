@@ -1,15 +1,20 @@
 """Timing child of `run.py`: every case side by side in one process, runs interleaved.
 
     bench/peers/.venv/bin/python bench/peers/timing.py [--runs 200] [--warmup 20]
-        [--block 10] [--cases floor,keel,...] [--profile-runs 40] [--telemetry]
+        [--block 10] [--block-warmup 5] [--cases floor,keel,...] [--profile-runs 40] [--telemetry]
 
 For each scenario, every case is built once (graph compiled, agent made, project loaded),
 warmed up, then timed in blocks of `--block` runs: block after block, each block going
-through all cases in an order rotated by one each time, so a slow spell of the (shared)
-machine falls on every case alike. A run is one user message handled to the final
-answer; `prepare` (a fresh script, and for Keel a conversation whose session already
-started) is outside the timed part, and so is reading the result. Every run's result is
-checked: the answer, and one tool result per scripted tool call. Prints JSON on stdout.
+through all cases, so a slow spell of the (shared) machine falls on every case alike.
+The orders are a balanced Latin square (`orders`): every case comes right after every
+other case equally often, since a case run just after a heavy one is slower for several
+runs (measured: up to +30% for the case that a rotation always put after LangGraph), and
+each block starts with `--block-warmup` untimed runs of its case. The blocks are rounded
+up to whole squares, so a case may get more timed runs than `--runs`. A run is one user
+message handled to the final answer; `prepare` (a fresh script, and for Keel a
+conversation whose session already started) is outside the timed part, and so is reading
+the result. Every run's result is checked: the answer, and one tool result per scripted
+tool call. Prints JSON on stdout.
 """
 
 from __future__ import annotations
@@ -52,6 +57,22 @@ def summary(samples: list[int], scenario: Scenario) -> dict[str, float]:
     }
 
 
+def orders(count: int) -> list[list[int]]:
+    """Case orders in which each case follows every other case equally often (a Williams
+    design: the rows of a balanced Latin square, and their mirror images when `count` is
+    odd); each case is in every position equally often too."""
+    first = [0]
+    low, high = 1, count - 1
+    while len(first) < count:
+        first.append(low)
+        low += 1
+        if len(first) < count:
+            first.append(high)
+            high -= 1
+    rows = [[(case + shift) % count for case in first] for shift in range(count)]
+    return rows if count % 2 == 0 else rows + [row[::-1] for row in rows]
+
+
 async def time_scenario(
     specs: tuple[CaseSpec, ...], scenario: Scenario, options: argparse.Namespace
 ) -> dict[str, dict[str, float]]:
@@ -62,12 +83,17 @@ async def time_scenario(
             await case.prepare()
             check(label, scenario, case.outcome(await case.run()))
     samples: dict[str, list[int]] = {label: [] for label in cases}
-    order = list(cases)
+    labels = list(cases)
+    rows = orders(len(labels))
     blocks = -(-options.runs // options.block)
+    blocks = -(-blocks // len(rows)) * len(rows)  # whole squares: the balance holds
     for number in range(blocks):
-        shift = number % len(order)
-        for label in order[shift:] + order[:shift]:
+        for index in rows[number % len(rows)]:
+            label = labels[index]
             case = cases[label]
+            for _ in range(options.block_warmup):
+                await case.prepare()
+                check(label, scenario, case.outcome(await case.run()))
             for _ in range(options.block):
                 await case.prepare()
                 started = perf_counter_ns()
@@ -113,6 +139,7 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--runs", type=int, default=200, help="timed runs per case and scenario")
     parser.add_argument("--warmup", type=int, default=20, help="untimed runs first")
     parser.add_argument("--block", type=int, default=10, help="runs in a row per case")
+    parser.add_argument("--block-warmup", type=int, default=5, help="untimed runs per block")
     parser.add_argument("--cases", help="comma-separated labels (default: all)")
     parser.add_argument("--scenarios", default="support,long")
     parser.add_argument("--profile-runs", type=int, default=40, help="0: no Keel profile")

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import importlib
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -46,7 +47,7 @@ def peers(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, ModuleType]]:
 
 def test_floor_and_keel_run_both_scenarios(peers: dict[str, ModuleType]) -> None:
     timing, cases = peers["timing"], peers["cases"]
-    options = argparse.Namespace(runs=2, warmup=1, block=1)
+    options = argparse.Namespace(runs=2, warmup=1, block=1, block_warmup=1)
     specs = cases.by_label("floor,keel")
 
     async def both() -> dict[str, dict[str, dict[str, float]]]:
@@ -61,6 +62,18 @@ def test_floor_and_keel_run_both_scenarios(peers: dict[str, ModuleType]) -> None
     for per_case in timings.values():
         assert set(per_case) == {"floor", "keel"}
         assert all(row["runs"] == 2 and row["us_per_round_trip"] > 0 for row in per_case.values())
+
+
+@pytest.mark.parametrize("count", [2, 3, 5, 6])
+def test_every_case_follows_every_other_equally_often(
+    peers: dict[str, ModuleType], count: int
+) -> None:
+    rows = peers["timing"].orders(count)
+    assert all(sorted(row) == list(range(count)) for row in rows)
+    pairs = Counter((row[i], row[i + 1]) for row in rows for i in range(count - 1))
+    assert len(pairs) == count * (count - 1) and len(set(pairs.values())) == 1
+    places = Counter((place, case) for row in rows for place, case in enumerate(row))
+    assert len(places) == count * count and len(set(places.values())) == 1
 
 
 def test_keel_profile_splits_a_whole_turn(peers: dict[str, ModuleType]) -> None:
