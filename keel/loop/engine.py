@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 
@@ -69,7 +70,7 @@ class Engine:
         self.clock: Clock = clock or SystemClock()
         self.ids: IdSource = ids or UuidSource()
         self.knowledge = knowledge or project_knowledge(definition, store)
-        self.router = router or OfflineRouter.for_project(lambda: self.definition)
+        self.router = router or _project_router(self)
         self._log = LogCache(store)
         self.plans = plans if plans is not None else _default_cascade(definition, store)
 
@@ -181,6 +182,21 @@ class Engine:
             router=self.router,
             plans=self.plans.for_turn() if self.plans is not None else None,
         )
+
+
+def _project_router(engine: Engine) -> OfflineRouter:
+    """The router on the embedder `engine`'s current definition configures, holding the
+    engine weakly: no reference cycle, so a dropped engine (and the logs it cached) is
+    freed at once rather than at the next garbage collection."""
+    held = weakref.ref(engine)
+
+    def definition() -> AgentDefinition:
+        alive = held()
+        if alive is None:
+            raise RuntimeError("the engine of this router is gone")
+        return alive.definition
+
+    return OfflineRouter.for_project(definition)
 
 
 class _Opened:
