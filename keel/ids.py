@@ -27,9 +27,9 @@ class SystemClock:
     def now(self) -> datetime:
         return datetime.now(UTC)
 
-    def seconds(self) -> float:
-        """`now()` in epoch seconds, without making a `datetime` (about 0.9 µs)."""
-        return time.time()
+    seconds = staticmethod(time.time)
+    """`now()` in epoch seconds, without making a `datetime` (about 0.9 µs): the builtin
+    itself, so a reading costs no Python call (a telemetry tap reads it per commit)."""
 
 
 _UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))

@@ -150,14 +150,14 @@ class KeelCase:
     async def _run_traced(self) -> TurnResult:
         otel_context, ServerSpan = self._otel
         assert self.engine is not None and self.telemetry is not None
-        clock = self.telemetry.clock
+        seconds = self.telemetry.seconds
         route = "POST /v1/conversations/{conversation_id}/messages"
         # What the server's request middleware does (keel.server.telemetry.TraceRequests).
         span = ServerSpan(
             self.telemetry.tracing,
             route,
             otel_context.get_current(),
-            start_ns=int(clock.now().timestamp() * 1e9),
+            start_ns=int(seconds() * 1e9),
             attributes={"http.request.method": "POST", "url.path": "/v1/conversations/x"},
         )
         token = otel_context.attach(span.context)
@@ -168,7 +168,7 @@ class KeelCase:
         finally:
             otel_context.detach(token)
             span.attributes["http.response.status_code"] = 200
-            span.end(int(clock.now().timestamp() * 1e9))
+            span.end(int(seconds() * 1e9))
         return result
 
     def outcome(self, result: object) -> Outcome:

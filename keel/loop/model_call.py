@@ -21,7 +21,6 @@ from keel.llm.usage import spec_for
 from keel.loop.history import Fitted
 from keel.loop.model_record import model_called, request_record
 from keel.loop.model_request import build_request, call_offers
-from keel.loop.observer import reads_text
 from keel.loop.offer import (
     Offer,
 )
@@ -101,7 +100,7 @@ async def _ask(t: TurnContext, request: ModelRequest) -> ModelResponse:
     """`complete`, or `stream` with text deltas passed on when someone reads them."""
     observer = t.recorder.observer
     stream = getattr(t.model, "stream", None)
-    if observer is None or stream is None or not reads_text(observer):
+    if observer is None or stream is None or not t.recorder.streams_text:
         return await t.model.complete(request)
     async with aclosing(stream(request)) as events:
         async for item in events:
@@ -153,8 +152,7 @@ async def ask_recorded(
     try:
         # Nobody reads the text as it comes (no observer, or a telemetry tap): `complete`,
         # without `_ask`.
-        observer = t.recorder.observer
-        if observer is None or not reads_text(observer):
+        if not t.recorder.streams_text:
             response = await t.model.complete(request)
         else:
             response = await _ask(t, request)

@@ -29,7 +29,7 @@ from keel.events.base import from_frozen
 from keel.events.fold import ConversationState, fold
 from keel.events.model import Event, MemorySet, SlotSet
 from keel.ids import Clock
-from keel.loop.observer import TurnObserver
+from keel.loop.observer import TurnObserver, reads_text
 from keel.stores.port import EventStore
 
 
@@ -46,6 +46,8 @@ class Recorder:
         observer: TurnObserver | None = None,
     ) -> None:
         self.observer = observer
+        self.streams_text = observer is not None and reads_text(observer)
+        """Someone reads the model's text as it streams (read once per request)."""
         self.store = store
         self.conversation_id = conversation_id
         self.state = state

@@ -97,16 +97,6 @@ _ROLES: dict[type, int] = {
 """What `observe` counts of each kind (nothing of the others)."""
 
 
-_CALLS = frozenset({TurnStarted, ModelCalled, ToolExecuted, ToolCallRefused})
-
-
-def spans_at_least(raw: RawRun) -> int:
-    """The spans a trace of `raw` has at least (its turns and calls, as `observe`
-    returns them, counted without counting the run): what its queued spans weigh."""
-    calls = _CALLS
-    return sum(1 for batch, _, _ in raw.commits for item in batch if type(item.event) in calls)
-
-
 class _ModelSeries:
     """One (tier, model)'s cells and latency row; a token kind's or the cost's cell is made
     when the first call has some (so the series exist in the order they were first seen)."""

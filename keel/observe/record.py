@@ -66,7 +66,8 @@ class RawRun(NamedTuple):
 
     conversation_id: str
     commits: tuple[tuple[Sequence[StoredEvent], float, float], ...]
-    tool_starts: tuple[ToolStart, ...]
+    tool_starts: tuple[tuple[str, float], ...]
+    """(tool name, when it started): `ToolStart`s in the record."""
     ended_at: float
     failed: bool = False
 
@@ -79,6 +80,5 @@ def record_of(raw: RawRun) -> RunRecord:
         Commit(batch[0].seq, batch[-1].seq, stamped, stored)
         for batch, stamped, stored in raw.commits
     )
-    return RunRecord(
-        raw.conversation_id, events, commits, raw.tool_starts, raw.ended_at, raw.failed
-    )
+    starts = tuple(ToolStart(name, at) for name, at in raw.tool_starts)
+    return RunRecord(raw.conversation_id, events, commits, starts, raw.ended_at, raw.failed)

@@ -20,8 +20,8 @@ from opentelemetry import context as otel_context
 
 from keel.ids import Clock, SystemClock
 from keel.observe.genai import OTHER_PROVIDER
-from keel.observe.metrics import TurnMetrics, spans_at_least
-from keel.observe.record import RawRun, ToolStart, record_of
+from keel.observe.metrics import TurnMetrics
+from keel.observe.record import RawRun, record_of
 from keel.observe.span_ids import Parent
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.observe.turn_spans import SpanOptions, run_spans
@@ -48,7 +48,8 @@ class TurnTap:
         self._conversation_id = conversation_id
         self._parent = parent
         self._commits: list[tuple[Sequence[StoredEvent], float, float]] = []
-        self._starts: list[ToolStart] = []
+        self._starts: list[tuple[str, float]] = []
+        """(tool name, when it started): a `ToolStart` once the record is made."""
         self._finished = False
 
     async def committed(self, events: Sequence[StoredEvent], started_at: float) -> None:
@@ -61,7 +62,7 @@ class TurnTap:
 
     async def tool_started(self, name: str, arguments: Mapping[str, object]) -> None:
         """A builder tool starts now."""
-        self._starts.append(ToolStart(name, self._seconds()))
+        self._starts.append((name, self._seconds()))
 
     def finish(self, *, failed: bool = False) -> RawRun | None:
         """Report the run to the metrics and the tracer (once); what was kept, for tests."""
@@ -74,6 +75,14 @@ class TurnTap:
         )
         self._telemetry.report(raw, self._parent)
         return raw
+
+
+def span_weight(raw: RawRun) -> int:
+    """What a run's queued spans count as against the exporter's bound, before they are
+    built: one per commit (each model call follows one, and a turn ends with one) and one
+    per builder tool run, which is what a run's turn, model and tool spans come to; counted
+    without going over its events."""
+    return len(raw.commits) + len(raw.tool_starts)
 
 
 def _raw_spans(options: SpanOptions, raw: RawRun, under: Parent) -> Sequence[bytes]:
@@ -132,7 +141,7 @@ class Telemetry:
                 under = tracing.parent(parent)
                 if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
                     build = partial(_raw_spans, self._options, raw, under)
-                    tracing.export_later(spans_at_least(raw), build)
+                    tracing.export_later(span_weight(raw), build)
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", raw.conversation_id)
 

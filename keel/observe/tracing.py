@@ -184,6 +184,9 @@ class Tracing:
             ),
             stopping=self._stopping,
         )
+        self._known: tuple[Context, Parent] | None = None
+        """The last server span's context and the parent its children get (`parent`
+        answers it without reading the context)."""
         self.exporter = BatchExporter(
             self._post,
             max_queue=config.max_queue,
@@ -197,6 +200,9 @@ class Tracing:
     def parent(self, context: Context | None) -> Parent:
         """The parent a span started under `context` gets, sampled or not (a new trace
         when `context` has no valid span)."""
+        known = self._known
+        if known is not None and known[0] is context:
+            return known[1]
         found = trace.get_current_span(context).get_span_context()
         if found.is_valid:
             sampled = self.sampler.sampled(found.trace_id, found.trace_flags.sampled)
@@ -267,6 +273,8 @@ class ServerSpan:
         flags = _SAMPLED if self.parent.sampled else _NOT_SAMPLED
         own = SpanContext(self.parent.trace_id, self.span_id, False, flags, DEFAULT_TRACE_STATE)
         self.context = trace.set_span_in_context(NonRecordingSpan(own), parent_context)
+        # The request's turns ask for their parent under this context (`Tracing.parent`).
+        tracing._known = (self.context, Parent(own.trace_id, self.span_id, self.parent.sampled))
 
     def end(self, end_ns: int) -> None:
         """Queue the span, encoded on the exporting thread (nothing when its trace is not
