@@ -6,6 +6,7 @@ import itertools
 import os
 import time
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 
 
@@ -24,8 +25,9 @@ class IdSource(Protocol):
 class SystemClock:
     """The real clock."""
 
-    def now(self) -> datetime:
-        return datetime.now(UTC)
+    now = staticmethod(partial(datetime.now, UTC))
+    """`datetime.now(UTC)`, called without a Python frame of its own (a turn reads the
+    clock about fifty times)."""
 
     seconds = staticmethod(time.time)
     """`now()` in epoch seconds, without making a `datetime` (about 0.9 µs): the builtin

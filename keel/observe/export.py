@@ -18,6 +18,7 @@ errors within the timeout, as the specification asks.
 from __future__ import annotations
 
 import gzip
+import http.client
 import logging
 import ssl
 import threading
@@ -27,8 +28,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
+from urllib.parse import urlsplit
 
-import httpx
+import certifi
 
 _log = logging.getLogger("keel.observe")
 
@@ -67,17 +69,33 @@ class Transport:
 
 
 class OtlpHttp:
-    """Posts request bodies to an OTLP/HTTP endpoint (one keep-alive connection)."""
+    """Posts request bodies to an OTLP/HTTP endpoint over one keep-alive connection, with
+    the standard library's `http.client`: a batch costs the exporting thread about a third
+    of the interpreter time an `httpx` post took (1.35 against 0.49 ms for 110 kB), and
+    that thread shares the interpreter with the turns."""
 
     def __init__(self, transport: Transport, *, stopping: threading.Event) -> None:
         self.transport = transport
         self._stopping = stopping
-        verify: ssl.SSLContext | bool = True
-        if transport.certificate or transport.client_certificate:
-            verify = ssl.create_default_context(cafile=transport.certificate)
+        url = urlsplit(transport.endpoint)
+        self._invalid: str | None = None
+        """Why the endpoint cannot be posted to (each export fails with it, logged)."""
+        try:
+            port = url.port
+        except ValueError:  # a port that is no number
+            port = None
+            self._invalid = f"the endpoint {transport.endpoint!r} has no valid port"
+        if url.scheme not in ("http", "https") or not url.hostname:
+            self._invalid = f"the endpoint {transport.endpoint!r} is not an http(s) URL"
+        self._host, self._port = url.hostname or "", port
+        self._path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        self._tls: ssl.SSLContext | None = None
+        if url.scheme == "https":
+            # httpx's default trust store (certifi) unless a certificate is configured.
+            self._tls = ssl.create_default_context(cafile=transport.certificate or certifi.where())
             if transport.client_certificate:
-                verify.load_cert_chain(transport.client_certificate, transport.client_key)
-        self._client = httpx.Client(timeout=transport.timeout, verify=verify)
+                self._tls.load_cert_chain(transport.client_certificate, transport.client_key)
+        self._connection: http.client.HTTPConnection | None = None
         self._headers = {
             **{k.lower(): v for k, v in transport.headers.items()},
             "content-type": "application/x-protobuf",
@@ -87,6 +105,8 @@ class OtlpHttp:
 
     def send(self, body: bytes) -> None:
         """Deliver `body`, retrying within the timeout; raises `ExportError`."""
+        if self._invalid is not None:
+            raise ExportError(self._invalid)
         if self.transport.compression == "gzip":
             body = gzip.compress(body, compresslevel=6)
         elif self.transport.compression == "deflate":
@@ -94,30 +114,66 @@ class OtlpHttp:
         deadline = time.monotonic() + self.transport.timeout
         delay = 0.5
         while True:
-            left = deadline - time.monotonic()
+            left = max(0.001, deadline - time.monotonic())
             try:
-                answer = self._client.post(
-                    self.transport.endpoint,
-                    content=body,
-                    headers=self._headers,
-                    timeout=max(0.001, left),
-                )
-            except httpx.HTTPError as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-                retry = not isinstance(exc, httpx.TimeoutException)
+                status, text = self._post(body, left)
+            except TimeoutError as exc:
+                self._disconnect()
+                problem, retry = f"timed out: {exc}", False
+            except (OSError, http.client.HTTPException) as exc:
+                self._disconnect()
+                problem, retry = f"{type(exc).__name__}: {exc}", True
             else:
-                if answer.status_code < 300:
+                if status < 300:
                     return
-                problem = f"HTTP {answer.status_code}: {answer.text[:200]}"
-                retry = answer.status_code in _RETRYABLE
+                problem = f"HTTP {status}: {text[:200]}"
+                retry = status in _RETRYABLE
             if not retry or time.monotonic() + delay >= deadline:
                 raise ExportError(problem)
             if self._stopping.wait(delay):  # closing: no more retries
                 raise ExportError(f"{problem} (not retried: exporter closing)")
             delay *= 2
 
+    def _post(self, body: bytes, timeout: float) -> tuple[int, str]:
+        """One POST: the answer's status and text. A kept-alive connection the collector
+        closed meanwhile is replaced once, at once (that is no failed attempt)."""
+        reused = self._connection is not None
+        try:
+            return self._exchange(body, timeout)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if not reused:
+                raise
+            self._disconnect()
+            return self._exchange(body, timeout)
+
+    def _exchange(self, body: bytes, timeout: float) -> tuple[int, str]:
+        connection = self._connection
+        if connection is None:
+            if self._tls is not None:
+                connection = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=timeout, context=self._tls
+                )
+            else:
+                connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+            self._connection = connection
+        else:
+            connection.timeout = timeout
+            if connection.sock is not None:
+                connection.sock.settimeout(timeout)
+        connection.request("POST", self._path, body=body, headers=self._headers)
+        answer = connection.getresponse()
+        text = answer.read()
+        if answer.will_close:
+            self._disconnect()
+        return answer.status, text.decode("utf-8", "replace")
+
+    def _disconnect(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
     def close(self) -> None:
-        self._client.close()
+        self._disconnect()
 
 
 class Later(NamedTuple):

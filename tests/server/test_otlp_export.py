@@ -4,6 +4,7 @@ variables' headers and compression, batches, a full queue and refused exports co
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -11,6 +12,7 @@ import pytest
 
 from keel.ids import SystemClock
 from keel.observe import otlp
+from keel.observe.export import OtlpHttp, Transport
 from keel.observe.tap import Telemetry
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.testing.otlp_receiver import OtlpReceiver
@@ -162,3 +164,66 @@ def test_spans_queued_unbuilt_are_encoded_on_the_exporting_thread(
     assert "encoding spans for export" in caplog.text
     stats = tracing.stats()
     assert (stats.exported, stats.dropped_queue_full, stats.dropped_export_failed) == (3, 2, 1)
+
+
+@pytest.mark.parametrize("endpoint", ["localhost:4318/v1/traces", "http://localhost:43x8/v1"])
+def test_an_endpoint_that_is_no_http_url_fails_each_export_logged(
+    endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A common slip (no scheme): the server still starts, and every export says why it failed.
+    tracing = Tracing(TracingConfig(endpoint=endpoint, timeout=0.2, batch=False))
+    try:
+        with caplog.at_level(logging.WARNING, logger="keel.observe"):
+            assert tracing.export(_spans(2))
+            assert tracing.flush()
+    finally:
+        tracing.close()
+    assert tracing.stats().dropped_export_failed == 2
+    assert f"export failed: the endpoint {endpoint!r}" in caplog.text
+
+
+class _ClosingCollector:
+    """Answers each connection's first request as HTTP/1.1 with keep-alive, then closes
+    that connection: the exporter's kept connection goes stale between batches."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.bodies: list[bytes] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection, connection.makefile("rb") as reader:
+                length = 0
+                while (line := reader.readline()) not in (b"\r\n", b""):
+                    name, _, value = line.decode().partition(":")
+                    if name.lower() == "content-length":
+                        length = int(value)
+                self.bodies.append(reader.read(length))
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        self.server.close()
+
+
+def test_a_kept_alive_connection_the_collector_closed_is_replaced_at_once() -> None:
+    collector = _ClosingCollector()
+    stopping = threading.Event()
+    # A timeout shorter than the first retry's backoff: only an immediate reconnect delivers.
+    http = OtlpHttp(
+        Transport(endpoint=f"http://127.0.0.1:{collector.port}/v1/traces", headers={}, timeout=0.4),
+        stopping=stopping,
+    )
+    try:
+        http.send(b"first")
+        http.send(b"second")  # over the connection the collector closed after "first"
+    finally:
+        http.close()
+        collector.close()
+    assert collector.bodies == [b"first", b"second"]
