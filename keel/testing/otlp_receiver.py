@@ -97,9 +97,13 @@ def decode(body: bytes) -> list[ReceivedSpan]:
 class OtlpReceiver:
     """A loopback OTLP/HTTP receiver for traces; `spans` is everything received so far."""
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
+    def __init__(self, host: str = "127.0.0.1", *, decode_later: bool = False) -> None:
+        """`decode_later`: keep each accepted body and decode it when `spans` is read
+        (a receiver beside a benchmark, whose decoding must not share the machine with
+        the timed runs)."""
         self._lock = threading.Lock()
         self._spans: list[ReceivedSpan] = []
+        self._bodies: list[bytes] | None = [] if decode_later else None
         self.requests = 0
         """Export requests answered with 200."""
         self.headers: list[dict[str, str]] = []
@@ -126,7 +130,7 @@ class OtlpReceiver:
                     self.send_response(404)
                     self.end_headers()
                     return
-                receiver._received(decode(body))
+                receiver._received(body)
                 reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -150,8 +154,11 @@ class OtlpReceiver:
             self.headers.append(headers)
             return self._failures.pop(0) if self._failures else None
 
-    def _received(self, spans: list[ReceivedSpan]) -> None:
+    def _received(self, body: bytes) -> None:
+        spans = decode(body) if self._bodies is None else []
         with self._lock:
+            if self._bodies is not None:
+                self._bodies.append(body)
             self._spans.extend(spans)
             self.requests += 1
 
@@ -170,12 +177,17 @@ class OtlpReceiver:
     def spans(self) -> list[ReceivedSpan]:
         """Every span received, in arrival order."""
         with self._lock:
+            if self._bodies:
+                self._spans.extend(span for body in self._bodies for span in decode(body))
+                self._bodies.clear()
             return list(self._spans)
 
     def clear(self) -> None:
         """Forget the spans received so far."""
         with self._lock:
             self._spans.clear()
+            if self._bodies is not None:
+                self._bodies.clear()
 
     def start(self) -> OtlpReceiver:
         """Serve in a background thread."""

@@ -227,3 +227,17 @@ def test_a_kept_alive_connection_the_collector_closed_is_replaced_at_once() -> N
         http.close()
         collector.close()
     assert collector.bodies == [b"first", b"second"]
+
+
+def test_a_receiver_that_decodes_later_gives_the_same_spans() -> None:
+    with OtlpReceiver(decode_later=True) as later:
+        tracing = Tracing(TracingConfig(endpoint=later.traces_url, batch=False))
+        try:
+            assert tracing.export(_spans(3))
+            assert tracing.flush()
+        finally:
+            tracing.close()
+        assert later.requests == 1
+        assert [s.name for s in later.spans] == ["s 0", "s 1", "s 2"]
+        later.clear()
+        assert later.spans == []
