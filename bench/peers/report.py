@@ -150,4 +150,30 @@ def summary(
                 f"{CALLS_GOAL}: {'met' if under else 'not met'}."
             )
         lines.append(text)
+    change = telemetry_change(timings)
+    if change:
+        lines.append(change)
     return "\n\n".join(lines)
+
+
+TELEMETRY_GOAL = 0.10
+"""Issue 21: with tracing and metrics on, Keel's ratio to the fastest peer changes by less."""
+
+
+def telemetry_change(timings: Timings) -> str:
+    """How much Keel's ratio to the fastest peer changes with tracing and metrics on (the
+    fastest peer is the same in both, so the change is Keel's own time's), as a sentence;
+    empty when the run had no telemetry case."""
+    changes: list[float] = []
+    for scenario in SCENARIO_NAMES:
+        on = per_trip(timings, scenario, "keel, telemetry on")
+        off = per_trip(timings, scenario, "keel")
+        if on is None or not off:
+            return ""
+        changes.append(on / off - 1)
+    met = all(abs(c) < TELEMETRY_GOAL for c in changes)
+    return (
+        f"Keel with tracing and metrics on (`keel, telemetry on`): its ratio to the fastest "
+        f"peer changes by {changes[0]:+.1%} (support) and {changes[1]:+.1%} (long); goal "
+        f"under {TELEMETRY_GOAL:.0%}: {'met' if met else 'not met'}."
+    )

@@ -128,3 +128,29 @@ def test_the_report_ranks_peers_and_writes_only_its_section(
     assert "## HTTP\n\nkept numbers" in written
     assert "## Peers: reading the numbers\n\nkept notes" in written
     assert rows["keel"] in written
+
+
+@pytest.mark.parametrize(
+    ("support", "long", "verdict"),
+    [
+        (108.0, 95.0, "+8.0% (support) and -5.0% (long); goal under 10%: met"),
+        (112.0, 101.0, "+12.0% (support) and +1.0% (long); goal under 10%: not met"),
+    ],
+)
+def test_the_summary_says_how_much_telemetry_changes_the_ratio(
+    peers: dict[str, ModuleType], support: float, long: float, verdict: str
+) -> None:
+    report, cases = peers["report"], peers["cases"]
+    timings = {
+        scenario: {
+            "keel": {"us_per_round_trip": 100.0},
+            "keel, telemetry on": {"us_per_round_trip": on},
+            "openai-agents": {"us_per_round_trip": 900.0},
+        }
+        for scenario, on in (("support", support), ("long", long))
+    }
+    text = report.summary(timings, cases.by_label("keel,openai-agents", True), {})
+    assert text.endswith(verdict + ".")
+    assert "telemetry" not in report.summary(
+        {s: {"keel": {"us_per_round_trip": 1.0}} for s in ("support", "long")}, cases.ALL, {}
+    )
