@@ -60,7 +60,7 @@ class InMemoryEventStore:
         log.updated_at = self._clock.now().timestamp()
         log.append_order = next(self._appends)
         return [
-            StoredEvent(conversation_id=conversation_id, seq=expected_seq + i, event=event)
+            StoredEvent(conversation_id, expected_seq + i, event)
             for i, event in enumerate(events, start=1)
         ]
 
@@ -71,7 +71,7 @@ class InMemoryEventStore:
             return []
         start = max(after_seq, 0)
         return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(line))
+            StoredEvent(conversation_id, seq, loads_event(line))
             for seq, line in enumerate(log.lines[start:], start=start + 1)
         ]
 

@@ -378,7 +378,7 @@ class PostgresEventStore(SqlEventStore):
                 raise StoreError(f"append to {conversation_id!r} failed: {status}")
             raise ConcurrencyConflict(conversation_id, expected_seq, actual)
         return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=event)
+            StoredEvent(conversation_id, seq, event)
             for seq, event in enumerate(events, start=expected_seq + 1)
         ]
 
@@ -389,10 +389,7 @@ class PostgresEventStore(SqlEventStore):
                 rows = await conn.fetch(_READ_SQL, conversation_id, after_seq)
         except PG_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
-        return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
-            for seq, data in rows
-        ]
+        return [StoredEvent(conversation_id, seq, loads_event(data)) for seq, data in rows]
 
     async def last_seq(self, conversation_id: str) -> int:
         """See `EventStore.last_seq`."""

@@ -115,7 +115,7 @@ class SqlEventStore:
         except DB_ERRORS as exc:
             raise StoreError(f"append to {conversation_id!r} failed: {exc}") from exc
         return [
-            StoredEvent(conversation_id=conversation_id, seq=expected_seq + i, event=event)
+            StoredEvent(conversation_id, expected_seq + i, event)
             for i, event in enumerate(events, start=1)
         ]
 
@@ -145,10 +145,7 @@ class SqlEventStore:
                 rows = result.all()
         except DB_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
-        return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
-            for seq, data in rows
-        ]
+        return [StoredEvent(conversation_id, seq, loads_event(data)) for seq, data in rows]
 
     async def list_conversations(self) -> list[ConversationSummary]:
         """See `EventStore.list_conversations`."""

@@ -372,7 +372,7 @@ class SqliteEventStore(SqlEventStore):
         if actual != expected_seq:
             raise ConcurrencyConflict(conversation_id, expected_seq, actual)
         return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=event)
+            StoredEvent(conversation_id, seq, event)
             for seq, event in enumerate(events, start=expected_seq + 1)
         ]
 
@@ -395,10 +395,7 @@ class SqliteEventStore(SqlEventStore):
             )
         except DB_ERRORS as exc:
             raise StoreError(f"reading {conversation_id!r} failed: {exc}") from exc
-        return [
-            StoredEvent(conversation_id=conversation_id, seq=seq, event=loads_event(data))
-            for seq, data in rows
-        ]
+        return [StoredEvent(conversation_id, seq, loads_event(data)) for seq, data in rows]
 
     async def last_seq(self, conversation_id: str) -> int:
         """See `EventStore.last_seq`."""
