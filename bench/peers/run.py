@@ -138,7 +138,8 @@ METHOD = (
     "validates its arguments its own way (Keel and the floor: JSON schema; the peers: "
     "pydantic). `µs/rt` is the median time of a run (one user message handled to the final "
     "answer) divided by its round trips, over {runs} timed runs per case after {warmup} "
-    "warm-up runs. All cases run in one process, interleaved in blocks of {block} timed runs "
+    "warm-up runs ({asked} asked for, rounded up to whole squares). All cases run in one "
+    "process, interleaved in blocks of {block} timed runs "
     "(each after {block_warmup} untimed ones), so a busy spell of the shared machine hits "
     "every case alike; the blocks' orders form a balanced Latin square, every case coming "
     "right after every other equally often (a case run just after a heavy one is slower for "
@@ -149,10 +150,19 @@ METHOD = (
     "`bench/peers/keel_agent` through `Engine.handle` with `ScriptedModel` over the "
     "in-memory event store (the peers keep nothing by default), and again persisting to a "
     "SQLite file (`keel, sqlite`, Keel's default store), in a conversation whose session "
-    "has already started; both are compared with the fastest peer in memory. The last two "
-    "rows are variants (LangGraph with its in-memory checkpointer; the Agents SDK with "
-    "tracing on but no exporter): shown, not counted as the fastest peer. "
+    "has already started; both are compared with the fastest peer in memory. The rows "
+    "`langgraph, InMemorySaver` and `openai-agents, tracing on` are variants (LangGraph with "
+    "its in-memory checkpointer; the Agents SDK with tracing on but no exporter): shown, not "
+    "counted as the fastest peer. "
     "The floor is a hand-written loop: plain dicts, direct calls, fastjsonschema."
+)
+
+TELEMETRY_METHOD = (
+    " `keel, metrics on` is the Keel case with a telemetry tap as the engine's observer, each "
+    "run counted into the metrics; `keel, telemetry on` adds tracing as `keel run` does with "
+    "`OTEL_EXPORTER_OTLP_ENDPOINT` set: each run inside a request span, its spans written as "
+    "OTLP protobuf and posted in batches by Keel's exporting thread to a receiver in another "
+    "process (`otlp_sink.py`)."
 )
 
 
@@ -180,8 +190,10 @@ def section(
         f"{_revision()}. "
         f"Versions: {_versions(results['versions'])}."  # type: ignore[arg-type]
     )
+    timed = {row["runs"] for rows in timings.values() for row in rows.values()}  # type: ignore[attr-defined]
     method = METHOD.format(
-        runs=options.runs,
+        runs=", ".join(str(int(n)) for n in sorted(timed)) or options.runs,
+        asked=options.runs,
         warmup=options.warmup,
         block=options.block,
         block_warmup=options.block_warmup,
@@ -189,6 +201,8 @@ def section(
         rss=options.rss_runs,
         baseline=probes["python"].max_rss_mb if "python" in probes else 0.0,
     )
+    if options.telemetry:
+        method += TELEMETRY_METHOD
     command = shlex.join(["bash", "bench/peers/run.sh", *argv])
     parts = [_fill(where), "", "```sh", command, "```", "", _fill(method), ""]
     parts.append(table(timings, specs, probes))  # type: ignore[arg-type]

@@ -154,3 +154,34 @@ def test_the_summary_says_how_much_telemetry_changes_the_ratio(
     assert "telemetry" not in report.summary(
         {s: {"keel": {"us_per_round_trip": 1.0}} for s in ("support", "long")}, cases.ALL, {}
     )
+
+
+def test_the_section_says_how_many_runs_were_timed_and_what_the_telemetry_rows_are(
+    peers: dict[str, ModuleType], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(PEERS))
+    run = importlib.import_module("run")
+    report = peers["report"]
+    options = argparse.Namespace(
+        runs=60,
+        warmup=10,
+        block=10,
+        block_warmup=5,
+        import_repeats=1,
+        rss_runs=0,
+        profile_runs=0,
+        cases="keel,openai-agents",
+        telemetry=True,
+    )
+    row = {"runs": 100, "us_per_round_trip": 100.0, "median_us": 300.0}
+    labels = ("keel", "openai-agents", "keel, metrics on", "keel, telemetry on")
+    results = {
+        "timings": {s: {label: row for label in labels} for s in ("support", "long")},
+        "keel_profile": {},
+        "versions": {"python": "3.11"},
+    }
+    probes = {"python": report.Probe(import_ms=0.0, build_ms=0.0, max_rss_mb=20.0)}
+    text = " ".join(run.section(options, ["--telemetry"], results, probes, (0.1, 0.2)).split())
+    assert "over 100 timed runs per case after 10 warm-up runs (60 asked for" in text
+    assert "`keel, telemetry on` adds tracing" in text
+    assert "The last two rows" not in text
