@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from keel.ids import SystemClock
 from keel.observe import otlp
-from keel.observe.export import OtlpHttp, Transport
+from keel.observe.export import ExportError, OtlpHttp, Transport
 from keel.observe.tap import Telemetry
 from keel.observe.tracing import Tracing, TracingConfig
 from keel.testing.otlp_receiver import OtlpReceiver
@@ -241,3 +244,57 @@ def test_a_receiver_that_decodes_later_gives_the_same_spans() -> None:
         assert [s.name for s in later.spans] == ["s 0", "s 1", "s 2"]
         later.clear()
         assert later.spans == []
+
+
+@pytest.fixture
+def tls_receiver(tmp_path: Path) -> Iterator[tuple[OtlpReceiver, Path]]:
+    """The receiver behind TLS, with a self-signed certificate for 127.0.0.1 (openssl)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    command += ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(
+        [*command, "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    receiver = OtlpReceiver()
+    server = receiver._server
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    with receiver:
+        yield receiver, cert
+
+
+def _https(receiver: OtlpReceiver, certificate: Path | None) -> OtlpHttp:
+    port = receiver.base_url.rsplit(":", 1)[1]
+    transport = Transport(
+        endpoint=f"https://127.0.0.1:{port}/v1/traces",
+        headers={},
+        timeout=0.4,
+        certificate=str(certificate) if certificate is not None else None,
+    )
+    return OtlpHttp(transport, stopping=threading.Event())
+
+
+def test_https_with_the_configured_certificate(tls_receiver: tuple[OtlpReceiver, Path]) -> None:
+    receiver, cert = tls_receiver
+    http = _https(receiver, cert)
+    try:
+        http.send(otlp.request(otlp.envelope({"service.name": "s"}, "keel", "1"), _spans(2)))
+    finally:
+        http.close()
+    assert [s.name for s in receiver.spans] == ["s 0", "s 1"]
+
+
+def test_https_refuses_a_certificate_it_does_not_trust(
+    tls_receiver: tuple[OtlpReceiver, Path],
+) -> None:
+    receiver, _cert = tls_receiver
+    http = _https(receiver, None)  # the default bundle does not hold the self-signed one
+    try:
+        with pytest.raises(ExportError, match="CERTIFICATE_VERIFY_FAILED"):
+            http.send(b"")
+    finally:
+        http.close()
+    assert receiver.spans == []
