@@ -17,18 +17,20 @@ errors within the timeout, as the specification asks.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import http.client
 import logging
 import ssl
 import threading
 import time
+import urllib.request
 import zlib
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 import certifi
 
@@ -100,6 +102,13 @@ class OtlpHttp:
             **{k.lower(): v for k, v in transport.headers.items()},
             "content-type": "application/x-protobuf",
         }
+        self._proxy = None if self._invalid else _proxy_of(url.scheme, self._host)
+        """The environment's proxy for the endpoint (`HTTP(S)_PROXY`, `NO_PROXY`)."""
+        self._proxy_headers: dict[str, str] = {}
+        if self._proxy is not None and self._proxy.username:
+            user = f"{unquote(self._proxy.username)}:{unquote(self._proxy.password or '')}"
+            token = base64.b64encode(user.encode()).decode()
+            self._proxy_headers["proxy-authorization"] = f"Basic {token}"
         if transport.compression in ("gzip", "deflate"):
             self._headers["content-encoding"] = transport.compression
 
@@ -149,23 +158,36 @@ class OtlpHttp:
     def _exchange(self, body: bytes, timeout: float) -> tuple[int, str]:
         connection = self._connection
         if connection is None:
-            if self._tls is not None:
-                connection = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=timeout, context=self._tls
-                )
-            else:
-                connection = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-            self._connection = connection
+            connection = self._connection = self._connect(timeout)
         else:
             connection.timeout = timeout
             if connection.sock is not None:
                 connection.sock.settimeout(timeout)
-        connection.request("POST", self._path, body=body, headers=self._headers)
+        path, headers = self._path, self._headers
+        if self._proxy is not None and self._tls is None:  # http through a proxy: the whole URL
+            path, headers = self.transport.endpoint, {**headers, **self._proxy_headers}
+        connection.request("POST", path, body=body, headers=headers)
         answer = connection.getresponse()
         text = answer.read()
         if answer.will_close:
             self._disconnect()
         return answer.status, text.decode("utf-8", "replace")
+
+    def _connect(self, timeout: float) -> http.client.HTTPConnection:
+        """A connection to the endpoint, or to the proxy (https: tunnelled with CONNECT)."""
+        proxy = self._proxy
+        if proxy is None:
+            if self._tls is not None:
+                return http.client.HTTPSConnection(
+                    self._host, self._port, timeout=timeout, context=self._tls
+                )
+            return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        at, port = proxy.hostname or "", proxy.port or (443 if proxy.scheme == "https" else 80)
+        if self._tls is None:
+            return http.client.HTTPConnection(at, port, timeout=timeout)
+        tunnel = http.client.HTTPSConnection(at, port, timeout=timeout, context=self._tls)
+        tunnel.set_tunnel(self._host, self._port or 443, headers=self._proxy_headers)
+        return tunnel
 
     def _disconnect(self) -> None:
         if self._connection is not None:
@@ -174,6 +196,17 @@ class OtlpHttp:
 
     def close(self) -> None:
         self._disconnect()
+
+
+def _proxy_of(scheme: str, host: str) -> SplitResult | None:
+    """The proxy the environment names for `scheme` and `host` (`HTTP_PROXY`,
+    `HTTPS_PROXY`, `NO_PROXY`, in either case), as httpx read them; None for none."""
+    proxies = urllib.request.getproxies_environment()
+    found = proxies.get(scheme)
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # not in typeshed
+    if not found or bypass(host, proxies):
+        return None
+    return urlsplit(found if "://" in found else f"http://{found}")
 
 
 class Later(NamedTuple):

@@ -3,13 +3,18 @@ variables' headers and compression, batches, a full queue and refused exports co
 
 from __future__ import annotations
 
+import base64
+import http.client
 import logging
+import select
 import socket
 import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -298,3 +303,95 @@ def test_https_refuses_a_certificate_it_does_not_trust(
     finally:
         http.close()
     assert receiver.spans == []
+
+
+class _Proxy:
+    """A forward proxy on loopback: plain requests in absolute form are forwarded, CONNECT
+    is tunnelled; `seen` is each request line it was given and its Proxy-Authorization."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                proxy.seen.append((self.requestline, self.headers.get("Proxy-Authorization")))
+                target = urlsplit(self.path)
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                upstream = http.client.HTTPConnection(target.hostname or "", target.port)
+                upstream.request(
+                    "POST", target.path, body=body, headers={"content-length": str(len(body))}
+                )
+                answer = upstream.getresponse()
+                data = answer.read()
+                upstream.close()
+                self.send_response(answer.status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_CONNECT(self) -> None:
+                proxy.seen.append((self.requestline, self.headers.get("Proxy-Authorization")))
+                host, _, port = self.path.rpartition(":")
+                upstream = socket.create_connection((host, int(port)))
+                self.send_response(200)
+                self.end_headers()
+                sockets = [self.connection, upstream]
+                while True:
+                    ready, _, _ = select.select(sockets, [], [], 5)
+                    if not ready:
+                        break
+                    for source in ready:
+                        data = source.recv(65536)
+                        if not data:
+                            upstream.close()
+                            return
+                        (upstream if source is self.connection else self.connection).sendall(data)
+                upstream.close()
+
+            def log_message(self, format: str, *args: object) -> None:
+                """Quiet."""
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://user:p%40ss@127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_proxy_the_environment_names_is_used_and_no_proxy_bypasses_it(
+    scheme: str,
+    receiver: OtlpReceiver,
+    tls_receiver: tuple[OtlpReceiver, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target, cert = (receiver, None) if scheme == "http" else tls_receiver
+    port = target.base_url.rsplit(":", 1)[1]
+    endpoint = f"{scheme}://127.0.0.1:{port}/v1/traces"
+    proxy = _Proxy()
+    monkeypatch.setenv(f"{scheme}_proxy", proxy.url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    body = otlp.request(otlp.envelope({"service.name": "s"}, "keel", "1"), _spans(1))
+    try:
+        transport = Transport(
+            endpoint=endpoint, headers={}, timeout=5.0, certificate=str(cert) if cert else None
+        )
+        http = OtlpHttp(transport, stopping=threading.Event())
+        http.send(body)
+        http.close()
+        monkeypatch.setenv("no_proxy", "127.0.0.1")
+        bypassing = OtlpHttp(transport, stopping=threading.Event())
+        bypassing.send(body)
+        bypassing.close()
+    finally:
+        proxy.close()
+    tunnel = f"CONNECT 127.0.0.1:{port} HTTP/1.0"  # http.client's CONNECT line
+    expected = f"POST {endpoint} HTTP/1.1" if scheme == "http" else tunnel
+    assert proxy.seen == [(expected, "Basic " + base64.b64encode(b"user:p@ss").decode())]
+    assert len(target.spans) == 2  # through the proxy, then around it
