@@ -1,12 +1,18 @@
-"""Process CPU per run of Keel with telemetry off, metrics on and every turn traced.
+"""Keel with telemetry off, metrics on and every turn traced: wall and process CPU per run.
 
-    bench/peers/.venv/bin/python bench/peers/telemetry_split.py [--blocks 10] [--per 30]
+    bench/peers/.venv/bin/python bench/peers/telemetry_split.py [--blocks 24] [--per 20]
+        [--block-warmup 5]
 
-The three `case_keel` cases run side by side in one process, in interleaved blocks of
-`--per` runs (a busy spell of the machine falls on all alike). Each run's cost is the
-process's CPU time (`time.process_time_ns`: every thread, so the spans the exporting
-thread encodes and posts are counted, which a run's wall time may not show); the median
-of each case and its difference to telemetry off are printed. `prepare` is not timed.
+The three `case_keel` cases run side by side in one process, in blocks of `--per` timed
+runs after `--block-warmup` untimed ones, the blocks' orders a balanced Latin square (as
+`timing.py` orders them), so a busy spell of the machine and the carry-over from the case
+before fall on all alike. Each run is timed by the wall clock and by the process's CPU
+time (`time.process_time_ns`: every thread, so the spans the exporting thread encodes and
+posts are counted, which a run's wall time may not show). Printed per case: the median of
+each, the change of the median wall time against telemetry off, and the paired change:
+the median, over the rotations, of the case's block median over telemetry off's in the
+same rotation (a slow spell longer than a rotation cancels out of it). `prepare` is not
+timed.
 """
 
 from __future__ import annotations
@@ -16,50 +22,85 @@ import asyncio
 import statistics
 import sys
 from pathlib import Path
-from time import process_time_ns
+from time import perf_counter_ns, process_time_ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from case_keel import KeelCase, make
 from scenarios import SCENARIOS
+from timing import orders
+
+OFF = "telemetry off"
 
 
-async def _measure(name: str, blocks: int, per: int) -> dict[str, float]:
+async def _measure(
+    name: str, options: argparse.Namespace
+) -> dict[str, tuple[list[int], list[int], list[float]]]:
+    """Per case: the runs' wall and CPU nanoseconds, and each rotation's block median."""
     cases: dict[str, KeelCase] = {
-        "telemetry off": make(SCENARIOS[name]),
+        OFF: make(SCENARIOS[name]),
         "metrics on": make(SCENARIOS[name], telemetry="metrics"),
         "telemetry on": make(SCENARIOS[name], telemetry=True),
     }
-    samples: dict[str, list[int]] = {label: [] for label in cases}
+    found: dict[str, tuple[list[int], list[int], list[float]]] = {
+        label: ([], [], []) for label in cases
+    }
+    labels = list(cases)
     for case in cases.values():  # warm up
         for _ in range(20):
             await case.prepare()
             await case.run()
-    for _ in range(blocks):
-        for label, case in cases.items():
-            for _ in range(per):
+    rows = orders(len(labels))
+    for number in range(-(-options.blocks // len(rows)) * len(rows)):
+        for index in rows[number % len(rows)]:
+            label = labels[index]
+            case = cases[label]
+            for _ in range(options.block_warmup):
                 await case.prepare()
-                started = process_time_ns()
                 await case.run()
-                samples[label].append(process_time_ns() - started)
+            wall, cpu, medians = found[label]
+            block: list[int] = []
+            for _ in range(options.per):
+                await case.prepare()
+                started, used = perf_counter_ns(), process_time_ns()
+                await case.run()
+                block.append(perf_counter_ns() - started)
+                cpu.append(process_time_ns() - used)
+            wall += block
+            medians.append(statistics.median(block))
     for case in cases.values():
         await case.close()
-    return {label: statistics.median(values) / 1000 for label, values in samples.items()}
+    return found
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--blocks", type=int, default=10)
-    parser.add_argument("--per", type=int, default=30)
+    parser.add_argument("--blocks", type=int, default=24, help="blocks per case (whole squares)")
+    parser.add_argument("--per", type=int, default=20, help="timed runs per block")
+    parser.add_argument("--block-warmup", type=int, default=5, help="untimed runs per block")
     options = parser.parse_args(argv)
-    print("| scenario | case | CPU µs per run | over telemetry off |")
-    print("| --- | --- | ---: | ---: |")
+    print(
+        "| scenario | case | wall µs per run | change | paired change | CPU µs per run "
+        "| over telemetry off |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for name in ("support", "long"):
-        got = asyncio.run(_measure(name, options.blocks, options.per))
-        base = got["telemetry off"]
-        for label, value in got.items():
-            extra = "" if value is base else f"{value - base:+,.1f} ({value / base - 1:+.0%})"
-            print(f"| {name} | {label} | {value:,.1f} | {extra} |")
+        got = asyncio.run(_measure(name, options))
+        base_wall = statistics.median(got[OFF][0])
+        base_cpu = statistics.median(got[OFF][1])
+        for label, (wall, cpu, medians) in got.items():
+            wall_us, cpu_us = statistics.median(wall) / 1000, statistics.median(cpu) / 1000
+            change = paired = extra = ""
+            if label != OFF:
+                change = f"{statistics.median(wall) / base_wall - 1:+.1%}"
+                ratios = [b / a for a, b in zip(got[OFF][2], medians, strict=True)]
+                paired = f"{statistics.median(ratios) - 1:+.1%}"
+                more = statistics.median(cpu) / base_cpu - 1
+                extra = f"{cpu_us - base_cpu / 1000:+,.1f} ({more:+.0%})"
+            print(
+                f"| {name} | {label} | {wall_us:,.1f} | {change} | {paired} | {cpu_us:,.1f} "
+                f"| {extra} |"
+            )
     return 0
 
 
