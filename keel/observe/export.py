@@ -111,6 +111,9 @@ class OtlpHttp:
             self._proxy_headers["proxy-authorization"] = f"Basic {token}"
         if transport.compression in ("gzip", "deflate"):
             self._headers["content-encoding"] = transport.compression
+        if self._proxy is not None and self._tls is None:  # http through a proxy: the whole URL
+            self._path = transport.endpoint
+            self._headers.update(self._proxy_headers)
 
     def send(self, body: bytes) -> None:
         """Deliver `body`, retrying within the timeout; raises `ExportError`."""
@@ -163,10 +166,7 @@ class OtlpHttp:
             connection.timeout = timeout
             if connection.sock is not None:
                 connection.sock.settimeout(timeout)
-        path, headers = self._path, self._headers
-        if self._proxy is not None and self._tls is None:  # http through a proxy: the whole URL
-            path, headers = self.transport.endpoint, {**headers, **self._proxy_headers}
-        connection.request("POST", path, body=body, headers=headers)
+        connection.request("POST", self._path, body=body, headers=self._headers)
         answer = connection.getresponse()
         text = answer.read()
         if answer.will_close:

@@ -80,8 +80,8 @@ class TurnTap:
 def span_weight(raw: RawRun) -> int:
     """What a run's queued spans count as against the exporter's bound, before they are
     built: one per commit (each model call follows one, and a turn ends with one) and one
-    per builder tool run, which is what a run's turn, model and tool spans come to; counted
-    without going over its events."""
+    per builder tool run, about what a run's turn, model and tool spans come to (refusals,
+    steps and plans are only known once built); counted without going over its events."""
     return len(raw.commits) + len(raw.tool_starts)
 
 
