@@ -43,17 +43,21 @@ def build(spec: CaseSpec, scenario: Scenario) -> Case:
     return case
 
 
-def summary(samples: list[int], scenario: Scenario) -> dict[str, float]:
-    """Median and spread of the runs, in microseconds per run and per round trip."""
+def summary(samples: list[int], scenario: Scenario, block: int) -> dict[str, object]:
+    """Median and spread of the runs, in microseconds per run and per round trip, and the
+    median of each block of `block` runs in the order they ran (one block per rotation,
+    so two cases' blocks pair up by rotation: `report.telemetry_change`)."""
     ordered = sorted(samples)
     cuts = statistics.quantiles(ordered, n=10)
     median = statistics.median(ordered) / 1000
+    blocks = [samples[at : at + block] for at in range(0, len(samples), block)]
     return {
         "runs": len(ordered),
         "median_us": median,
         "p10_us": cuts[0] / 1000,
         "p90_us": cuts[-1] / 1000,
         "us_per_round_trip": median / scenario.round_trips,
+        "blocks_us": [statistics.median(b) / 1000 for b in blocks],
     }
 
 
@@ -75,7 +79,7 @@ def orders(count: int) -> list[list[int]]:
 
 async def time_scenario(
     specs: tuple[CaseSpec, ...], scenario: Scenario, options: argparse.Namespace
-) -> dict[str, dict[str, float]]:
+) -> dict[str, dict[str, object]]:
     """Interleaved timings of every case for one scenario."""
     cases = {spec.label: build(spec, scenario) for spec in specs}
     for label, case in cases.items():
@@ -102,7 +106,7 @@ async def time_scenario(
                 check(label, scenario, case.outcome(result))
     for case in cases.values():
         await case.close()
-    return {label: summary(values, scenario) for label, values in samples.items()}
+    return {label: summary(values, scenario, options.block) for label, values in samples.items()}
 
 
 async def keel_shares(spec: CaseSpec, scenario: Scenario, runs: int) -> dict[str, object]:

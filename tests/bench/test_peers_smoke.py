@@ -156,6 +156,28 @@ def test_the_summary_says_how_much_telemetry_changes_the_ratio(
     )
 
 
+def test_with_block_medians_the_change_is_judged_paired_by_rotation(
+    peers: dict[str, ModuleType],
+) -> None:
+    # The medians differ by 14%, but rotation by rotation the two cases moved together:
+    # a slow spell (rotations 3-4) fell on both, and paired the change is +5%.
+    report, cases = peers["report"], peers["cases"]
+    off = [100.0, 100.0, 160.0, 160.0, 100.0]
+    on = [105.0, 105.0, 168.0, 168.0, 105.0]
+    timings = {
+        scenario: {
+            "keel": {"us_per_round_trip": 100.0, "blocks_us": off},
+            "keel, telemetry on": {"us_per_round_trip": 114.0, "blocks_us": on},
+            "openai-agents": {"us_per_round_trip": 900.0},
+        }
+        for scenario in ("support", "long")
+    }
+    text = report.summary(timings, cases.by_label("keel,openai-agents", True), {})
+    assert "changes by +14.0% (support) and +14.0% (long) as a ratio of medians" in text
+    assert text.endswith("goal under 10% (paired): met.")
+    assert "by +5.0% and +5.0% paired by rotation" in text
+
+
 def test_the_section_says_how_many_runs_were_timed_and_what_the_telemetry_rows_are(
     peers: dict[str, ModuleType], monkeypatch: pytest.MonkeyPatch
 ) -> None:
