@@ -6,7 +6,7 @@ Standard library only.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cases import CaseSpec
@@ -161,6 +161,12 @@ TELEMETRY_GOAL = 0.10
 """Issue 21: with tracing and metrics on, Keel's ratio to the fastest peer changes by less."""
 
 
+def paired_change(off: Sequence[float], on: Sequence[float]) -> float:
+    """The median, over rotations, of `on`'s block median over `off`'s in the same
+    rotation, minus one (a slow spell longer than a rotation falls on both and cancels)."""
+    return statistics.median(b / a for a, b in zip(off, on, strict=True)) - 1
+
+
 def telemetry_change(timings: Timings) -> str:
     """How much Keel's ratio to the fastest peer changes with tracing and metrics on (the
     fastest peer is the same in both, so the change is Keel's own time's), as a sentence;
@@ -180,20 +186,18 @@ def telemetry_change(timings: Timings) -> str:
         blocks_on = timings[scenario]["keel, telemetry on"].get("blocks_us")
         blocks_off = timings[scenario]["keel"].get("blocks_us")
         if isinstance(blocks_on, list) and isinstance(blocks_off, list) and blocks_off:
-            ratios = [b / a for a, b in zip(blocks_off, blocks_on, strict=True)]
-            paired.append(statistics.median(ratios) - 1)
+            paired.append(paired_change(blocks_off, blocks_on))
     text = (
         f"Keel with tracing and metrics on (`keel, telemetry on`): its ratio to the fastest "
         f"peer changes by {changes[0]:+.1%} (support) and {changes[1]:+.1%} (long)"
     )
-    judged = changes
-    if len(paired) == len(changes):
-        judged = changes + paired
+    both = len(paired) == len(changes)
+    if both:
         text += (
             f" as a ratio of medians, and by {paired[0]:+.1%} and {paired[1]:+.1%} paired "
             "by rotation (the median of the per-rotation ratios of the two cases' block "
             "medians, which a slow spell of the machine cancels out of)"
         )
-    met = all(abs(c) < TELEMETRY_GOAL for c in judged)
-    which = " (both ways)" if judged is not changes else ""
+    met = all(abs(c) < TELEMETRY_GOAL for c in changes + paired)
+    which = " (both ways)" if both else ""
     return f"{text}; goal under {TELEMETRY_GOAL:.0%}{which}: {'met' if met else 'not met'}."

@@ -27,6 +27,7 @@ from time import perf_counter_ns, process_time_ns
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from case_keel import KeelCase, make
+from report import paired_change
 from scenarios import SCENARIOS
 from timing import orders
 
@@ -93,8 +94,7 @@ def main(argv: list[str]) -> int:
             change = paired = extra = ""
             if label != OFF:
                 change = f"{statistics.median(wall) / base_wall - 1:+.1%}"
-                ratios = [b / a for a, b in zip(got[OFF][2], medians, strict=True)]
-                paired = f"{statistics.median(ratios) - 1:+.1%}"
+                paired = f"{paired_change(got[OFF][2], medians):+.1%}"
                 more = statistics.median(cpu) / base_cpu - 1
                 extra = f"{cpu_us - base_cpu / 1000:+,.1f} ({more:+.0%})"
             print(
