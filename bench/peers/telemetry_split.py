@@ -12,7 +12,9 @@ posts are counted, which a run's wall time may not show). Printed per case: the 
 each, the change of the median wall time against telemetry off, and the paired change:
 the median, over the rotations, of the case's block median over telemetry off's in the
 same rotation (a slow spell longer than a rotation cancels out of it). `prepare` is not
-timed.
+timed. A second, identical telemetry-off case ("telemetry off, again") runs alongside: its
+changes are the reading's own noise floor (two identical cases, so anything but zero is
+the machine).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from scenarios import SCENARIOS
 from timing import orders
 
 OFF = "telemetry off"
+AGAIN = "telemetry off, again"
 
 
 async def _measure(
@@ -40,6 +43,7 @@ async def _measure(
     """Per case: the runs' wall and CPU nanoseconds, and each rotation's block median."""
     cases: dict[str, KeelCase] = {
         OFF: make(SCENARIOS[name]),
+        AGAIN: make(SCENARIOS[name]),
         "metrics on": make(SCENARIOS[name], telemetry="metrics"),
         "telemetry on": make(SCENARIOS[name], telemetry=True),
     }
