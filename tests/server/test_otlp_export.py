@@ -271,12 +271,12 @@ def tls_receiver(tmp_path: Path) -> Iterator[tuple[OtlpReceiver, Path]]:
         yield receiver, cert
 
 
-def _https(receiver: OtlpReceiver, certificate: Path | None) -> OtlpHttp:
+def _https(receiver: OtlpReceiver, certificate: Path | None, *, timeout: float) -> OtlpHttp:
     port = receiver.base_url.rsplit(":", 1)[1]
     transport = Transport(
         endpoint=f"https://127.0.0.1:{port}/v1/traces",
         headers={},
-        timeout=0.4,
+        timeout=timeout,
         certificate=str(certificate) if certificate is not None else None,
     )
     return OtlpHttp(transport, stopping=threading.Event())
@@ -284,7 +284,7 @@ def _https(receiver: OtlpReceiver, certificate: Path | None) -> OtlpHttp:
 
 def test_https_with_the_configured_certificate(tls_receiver: tuple[OtlpReceiver, Path]) -> None:
     receiver, cert = tls_receiver
-    http = _https(receiver, cert)
+    http = _https(receiver, cert, timeout=10.0)  # a handshake on a busy machine
     try:
         http.send(otlp.request(otlp.envelope({"service.name": "s"}, "keel", "1"), _spans(2)))
     finally:
@@ -296,7 +296,8 @@ def test_https_refuses_a_certificate_it_does_not_trust(
     tls_receiver: tuple[OtlpReceiver, Path],
 ) -> None:
     receiver, _cert = tls_receiver
-    http = _https(receiver, None)  # the default bundle does not hold the self-signed one
+    # The default bundle does not hold the self-signed one; a short timeout: no retry waits.
+    http = _https(receiver, None, timeout=0.4)
     try:
         with pytest.raises(ExportError, match="CERTIFICATE_VERIFY_FAILED"):
             http.send(b"")
