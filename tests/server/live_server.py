@@ -14,9 +14,10 @@ from pathlib import Path
 
 import httpx
 
-READY_ATTEMPTS = 200
+READY_ATTEMPTS = 600
 READY_INTERVAL = 0.05
-"""Readiness is polled at most READY_ATTEMPTS times, READY_INTERVAL seconds apart (10 s)."""
+"""Readiness is polled at most READY_ATTEMPTS times, READY_INTERVAL seconds apart (30 s: a
+`keel run` starting while the other test process keeps the second core busy)."""
 
 
 POSTGRES_URL = os.environ.get("KEEL_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
