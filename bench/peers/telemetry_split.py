@@ -34,7 +34,6 @@ from scenarios import SCENARIOS
 from timing import orders
 
 OFF = "telemetry off"
-AGAIN = "telemetry off, again"
 
 
 async def _measure(
@@ -43,7 +42,7 @@ async def _measure(
     """Per case: the runs' wall and CPU nanoseconds, and each rotation's block median."""
     cases: dict[str, KeelCase] = {
         OFF: make(SCENARIOS[name]),
-        AGAIN: make(SCENARIOS[name]),
+        "telemetry off, again": make(SCENARIOS[name]),
         "metrics on": make(SCENARIOS[name], telemetry="metrics"),
         "telemetry on": make(SCENARIOS[name], telemetry=True),
     }
