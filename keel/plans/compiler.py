@@ -10,7 +10,8 @@ Model-free, at record time. Default-deny: an argument with no declared binding i
 cached at all (`no_tool_step`, `failed_step`, `unknown_tool`, `context_bound_tool`,
 `runtime_literal`, `unaligned_effectful_literal`, `absolute_time`, `undeclared_slot`), and
 `Compiled(exact_only=True)` when a read-only step holds a literal the request does not
-say: such a template may serve the exact request again (L0) but never another (L1).
+say, or when the slots do not bind back on the request to the spans they came from: such a
+template may serve the exact request again (L0) but never another (L1).
 
 So no template ever holds a request literal in an effectful step: what an effectful step
 gets on a hit comes from the new request's spans, the runtime, the memory of whoever it
@@ -53,7 +54,7 @@ from keel.plans.provenance import (
 )
 from keel.plans.refs import find_refs
 from keel.plans.slot_builder import SlotBuilder, Stop, Where
-from keel.plans.slots import align, occurrences
+from keel.plans.slots import BindMiss, align, bind, occurrences
 from keel.tools.frozen import freeze_json
 
 CONTEXT_BOUND: Final = frozenset(
@@ -137,9 +138,24 @@ def compile_plan(
         bindings=MappingProxyType(dict(builder.bindings)),
         slot_sig=",".join(sorted(s.type for s in builder.slots.values())),
         effectful=any(catalog[s.tool].contract.effectful for s in executed.tool_steps),
-        exact_only=builder.exact_only,
+        exact_only=builder.exact_only or not _binds_back(builder),
         spans=MappingProxyType(dict(builder.spans)),
     )
+
+
+def _binds_back(builder: SlotBuilder) -> bool:
+    """Whether the slots the compiler made bind back, on the request they came from, to the
+    spans it recorded them from: one that does not ("alpha alpha and", a slot "and") would take
+    another span of any other request too, so its template serves the exact request only."""
+    if not builder.bindings:
+        return True
+    own = {name: builder.slots[name] for name in builder.bindings}
+    request = builder.request
+    again = bind(own, request, source_request=request, gazetteers=builder.gazetteers)
+    if isinstance(again, BindMiss):
+        # an ambiguous, retracted or id-less request is refused at serve time as well
+        return again.reason != "binder_missing_slot"
+    return all(again.spans.get(name) == span for name, span in builder.spans.items())
 
 
 def _refusal(executed: Plan, catalog: Catalog, context_bound: frozenset[str]) -> Uncacheable | None:

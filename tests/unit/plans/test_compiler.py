@@ -443,3 +443,28 @@ def test_a_date_said_without_a_year_is_absolute_time() -> None:
     assert refused(baked, "show my inbox") == "absolute_time"
     month = plan(("find_messages", {"folder": "inbox"}), final="Nothing in March.")
     assert refused(month, "show my inbox") == "absolute_time"
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "alpha alpha alpha and",  # the binder would take the last "alpha", not "and"
+        "tasks alpha and",  # a connector is no word the binder finds between neighbours
+    ],
+)
+def test_a_slot_that_does_not_bind_back_on_its_own_request_is_exact_only(
+    request_text: str,
+) -> None:
+    executed = plan(("list_tasks", {"query": "and ${RUNTIME:today}"}))
+    result = compiled(executed, request_text)
+    assert result.bindings == {"query": "and"}
+    assert result.exact_only  # so it never reaches L1, where it would bind another span
+    again = bind(result.template.slots, request_text, source_request=request_text)
+    assert not (isinstance(again, Bound) and again.values == {"query": "and"})
+
+
+def test_a_slot_that_binds_back_on_its_own_request_is_not_exact_only() -> None:
+    result = compiled(plan(("list_tasks", {"query": "alpha"})), "tasks alpha please")
+    assert not result.exact_only
+    again = bind(result.template.slots, "tasks alpha please", source_request="tasks alpha please")
+    assert isinstance(again, Bound) and again.values == {"query": "alpha"}
