@@ -265,6 +265,11 @@ class BatchExporter:
         far as the queue's bound is concerned); False (and counted) when they do not fit."""
         return self._queued(max(1, count), (Later(max(1, count), build),))
 
+    def put_all(self, entries: Sequence[Later]) -> bool:
+        """Queue spans still to encode, all or none (a request's span and its runs'); False
+        (and counted) when they do not fit."""
+        return self._queued(sum(entry.size for entry in entries), entries)
+
     def _queued(self, count: int, entries: Sequence[bytes | Later]) -> bool:
         with self._lock:
             if self._closing or self._size + count > self._max_queue:

@@ -77,15 +77,11 @@ class TurnTap:
         return raw
 
 
-def span_weight(raw: RawRun) -> int:
-    """What a run's queued spans count as against the exporter's bound, before they are
-    built: one per commit (each model call follows one, and a turn ends with one) and one
-    per builder tool run, about what a run's turn, model and tool spans come to (refusals,
-    steps and plans are only known once built); counted without going over its events."""
-    return len(raw.commits) + len(raw.tool_starts)
-
-
 def _raw_spans(options: SpanOptions, raw: RawRun, under: Parent) -> Sequence[bytes]:
+    """The encoded spans of a run (on the exporting thread). Queued, they count one per
+    commit (each model call follows one, and a turn ends with one) and one per builder tool
+    run: about what its turn, model and tool spans come to (refusals, steps and plans are
+    known only once built), counted without going over its events."""
     return run_spans(options, record_of(raw), under)
 
 
@@ -138,10 +134,8 @@ class Telemetry:
             self.metrics.observe_later(raw)  # counted at the next scrape
             tracing = self.tracing
             if tracing is not None:
-                under = tracing.parent(parent)
-                if under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
-                    build = partial(_raw_spans, self._options, raw, under)
-                    tracing.export_later(span_weight(raw), build)
+                build = partial(_raw_spans, self._options, raw)
+                tracing.export_run(parent, len(raw.commits) + len(raw.tool_starts), build)
         except Exception:  # telemetry must never fail a turn
             _log.exception("recording telemetry for conversation %s", raw.conversation_id)
 

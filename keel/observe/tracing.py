@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import unquote
 
 from opentelemetry import trace
@@ -30,7 +31,7 @@ from opentelemetry.util.re import parse_env_headers
 
 from keel import __version__
 from keel.observe import otlp
-from keel.observe.export import BatchExporter, ExportStats, OtlpHttp, Transport
+from keel.observe.export import BatchExporter, ExportStats, Later, OtlpHttp, Transport
 from keel.observe.sampling import Sampler
 from keel.observe.span_ids import Parent, new_span_id, new_trace_id
 
@@ -184,9 +185,9 @@ class Tracing:
             ),
             stopping=self._stopping,
         )
-        self._known: tuple[Context, Parent] | None = None
-        """The last server span's context and the parent its children get (`parent`
-        answers it without reading the context)."""
+        self._known: tuple[Context, Parent, ServerSpan] | None = None
+        """The last server span's context, the parent its children get and the span
+        (`parent` and `export_run` answer for it without reading the context)."""
         self.exporter = BatchExporter(
             self._post,
             max_queue=config.max_queue,
@@ -203,12 +204,34 @@ class Tracing:
         known = self._known
         if known is not None and known[0] is context:
             return known[1]
-        found = trace.get_current_span(context).get_span_context()
-        if found.is_valid:
-            sampled = self.sampler.sampled(found.trace_id, found.trace_flags.sampled)
-            return Parent(found.trace_id, found.span_id, sampled)
+        if context:  # an empty context holds no span: a new trace
+            found = trace.get_current_span(context).get_span_context()
+            if found.is_valid:
+                sampled = self.sampler.sampled(found.trace_id, found.trace_flags.sampled)
+                return Parent(found.trace_id, found.span_id, sampled)
         trace_id = new_trace_id()
         return Parent(trace_id, None, self.sampler.sampled(trace_id, None))
+
+    def export_run(
+        self, context: Context, count: int, build: Callable[[Parent], Sequence[bytes]]
+    ) -> bool:
+        """Queue the `count` spans of a run started under `context`, which `build(parent)`
+        encodes on the exporting thread (nothing when the trace is not sampled): with the
+        request span's own when that span is the run's parent and has not ended (one queue
+        entry per request), else alone; False when they were dropped."""
+        known = self._known
+        if known is not None and known[0] is context:
+            under, span = known[1], known[2]
+            if not under.sampled:
+                return True
+            later = Later(max(1, count), partial(build, under))
+            if span.carry(later):
+                return True
+            return self.exporter.put_all((later,))
+        under = self.parent(context)
+        if not under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
+            return True
+        return self.exporter.put_all((Later(max(1, count), partial(build, under)),))
 
     def export(self, spans: Sequence[bytes]) -> bool:
         """Queue encoded spans (`otlp.span`); False when they were dropped."""
@@ -239,6 +262,7 @@ class ServerSpan:
 
     __slots__ = (
         "_end_ns",
+        "_runs",
         "_tracing",
         "attributes",
         "context",
@@ -270,18 +294,32 @@ class ServerSpan:
         """An error status's message, when the request failed."""
         self.events: list[bytes] = []
         """Encoded span events (`otlp.event`)."""
-        flags = _SAMPLED if self.parent.sampled else _NOT_SAMPLED
-        own = SpanContext(self.parent.trace_id, self.span_id, False, flags, DEFAULT_TRACE_STATE)
+        self._runs: list[Later] | None = []
+        """The spans of the runs that ended under this span, queued with it (None once
+        it has ended)."""
+        trace_id, sampled = self.parent.trace_id, self.parent.sampled
+        flags = _SAMPLED if sampled else _NOT_SAMPLED
+        own = SpanContext(trace_id, self.span_id, False, flags, DEFAULT_TRACE_STATE)
         self.context = trace.set_span_in_context(NonRecordingSpan(own), parent_context)
         # The request's turns ask for their parent under this context (`Tracing.parent`).
-        tracing._known = (self.context, Parent(own.trace_id, self.span_id, self.parent.sampled))
+        tracing._known = (self.context, Parent(trace_id, self.span_id, sampled), self)
+
+    def carry(self, run: Later) -> bool:
+        """Queue a run's spans with this span's own when it ends; False once it has ended."""
+        runs = self._runs
+        if runs is None:
+            return False
+        runs.append(run)
+        return True
 
     def end(self, end_ns: int) -> None:
-        """Queue the span, encoded on the exporting thread (nothing when its trace is not
-        sampled); its attributes and events must not change after this."""
+        """Queue the span, and the runs it carries, encoded on the exporting thread
+        (nothing when its trace is not sampled); its attributes and events must not change
+        after this."""
+        runs, self._runs = self._runs or [], None
         if self.parent.sampled:
             self._end_ns = end_ns
-            self._tracing.export_later(1, self._encoded)
+            self._tracing.exporter.put_all((Later(1, self._encoded), *runs))
 
     def _encoded(self) -> tuple[bytes]:
         parent = self.parent.span_id

@@ -8,12 +8,13 @@ configured and adds a tap to every run, whose spans hang under the request's spa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import Response
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
+from opentelemetry.context import Context
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keel.observe import otlp
@@ -70,8 +71,17 @@ def attach_telemetry(telemetry: Telemetry, runtime: ServerRuntime) -> None:
     runtime.runs.taps.append(tap)
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+_ROOT: Final = Context()
+"""The context a request without trace headers starts from (as `propagate.extract`'s)."""
+
+
+def _parent_context(scope: Scope, fields: frozenset[bytes]) -> Context:
+    """The trace context the request's headers carry (W3C `traceparent`, baggage, or what
+    `OTEL_PROPAGATORS` names): the propagators run only when one of their headers is there."""
+    carried = {
+        k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ()) if k in fields
+    }
+    return propagate.extract(carried) if carried else _ROOT
 
 
 class TraceRequests:
@@ -84,6 +94,8 @@ class TraceRequests:
     def __init__(self, app: ASGIApp, *, telemetry: Telemetry) -> None:
         self.app = app
         self.telemetry = telemetry
+        self._fields: frozenset[bytes] | None = None
+        """The headers the global propagators read (lower case), read at the first request."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracing = self.telemetry.tracing
@@ -92,10 +104,16 @@ class TraceRequests:
             return
         seconds = self.telemetry.seconds
         method = scope.get("method", "GET")
+        fields = self._fields
+        if fields is None:
+            fields = frozenset(
+                f.lower().encode("latin-1") for f in propagate.get_global_textmap().fields
+            )
+            self._fields = fields
         span = ServerSpan(
             tracing,
             method,
-            propagate.extract(_headers(scope)),
+            _parent_context(scope, fields),
             start_ns=int(seconds() * 1e9),
             attributes={
                 "http.request.method": method,

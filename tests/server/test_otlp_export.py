@@ -11,18 +11,20 @@ import socket
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from opentelemetry.context import Context
 
 from keel.ids import SystemClock
 from keel.observe import otlp
 from keel.observe.export import ExportError, OtlpHttp, Transport
+from keel.observe.span_ids import Parent, new_span_id
 from keel.observe.tap import Telemetry
-from keel.observe.tracing import Tracing, TracingConfig
+from keel.observe.tracing import ServerSpan, Tracing, TracingConfig
 from keel.testing.otlp_receiver import OtlpReceiver
 
 TRACE = bytes(range(1, 17))
@@ -396,3 +398,49 @@ def test_the_proxy_the_environment_names_is_used_and_no_proxy_bypasses_it(
     expected = f"POST {endpoint} HTTP/1.1" if scheme == "http" else tunnel
     assert proxy.seen == [(expected, "Basic " + base64.b64encode(b"user:p@ss").decode())]
     assert len(target.spans) == 2  # through the proxy, then around it
+
+
+def _run_spans(name: str) -> Callable[[Parent], list[bytes]]:
+    def build(under: Parent) -> list[bytes]:
+        assert under.span_id is not None
+        return [
+            otlp.span(
+                trace_id=under.trace_id.to_bytes(16, "big"),
+                span_id=new_span_id().to_bytes(8, "big"),
+                parent_id=under.span_id.to_bytes(8, "big"),
+                name=name,
+                kind=otlp.INTERNAL,
+                start_ns=2,
+                end_ns=3,
+                values=otlp.attributes({}),
+            )
+        ]
+
+    return build
+
+
+def test_a_run_goes_with_its_request_span_and_one_that_outlives_it_alone(
+    receiver: OtlpReceiver,
+) -> None:
+    tracing = Tracing(TracingConfig(endpoint=receiver.traces_url, max_queue=4, delay=60.0))
+    try:
+        request = ServerSpan(tracing, "POST /x", Context(), start_ns=1, attributes={})
+        assert tracing.export_run(request.context, 1, _run_spans("inside"))
+        assert tracing.flush()
+        assert receiver.spans == []  # the run waits for its request's span
+        request.end(4)
+        assert tracing.export_run(request.context, 1, _run_spans("after"))  # it outlived it
+        crowded = ServerSpan(tracing, "POST /y", Context(), start_ns=1, attributes={})
+        assert tracing.export_run(crowded.context, 3, _run_spans("crowded"))
+        crowded.end(4)  # 3 queued + 1 + 3 > 4: the request and its run are dropped together
+        assert tracing.flush()
+    finally:
+        tracing.close()
+    by_name = {s.name: s for s in receiver.spans}
+    assert sorted(by_name) == ["POST /x", "after", "inside"]
+    server = by_name["POST /x"]
+    for name in ("inside", "after"):
+        assert by_name[name].parent_span_id == server.span_id
+        assert by_name[name].trace_id == server.trace_id
+    stats = tracing.stats()
+    assert (stats.exported, stats.dropped_queue_full) == (3, 4)
