@@ -1,8 +1,8 @@
 """`BatchExporter`: encoded spans queued by the server, posted in batches by one thread.
 
 `put` (the event loop's side) only appends the run's span bytes to a bounded queue under
-a lock: it never waits for the network. `put_later` queues a run's spans unbuilt (a
-function that encodes them, and how many spans it counts as): the thread encodes them
+a lock: it never waits for the network. `put_later` queues spans unbuilt (`Later`: a
+function that encodes them, and how many spans they count as): the thread encodes them
 just before it posts their batch, so a run's request pays no encoding and the thread
 encodes a batch of runs in one go. The thread posts a batch when `max_batch` spans
 are waiting or `delay` seconds after the first one, and everything on `flush` and
@@ -260,14 +260,9 @@ class BatchExporter:
             return True
         return self._queued(len(spans), spans)
 
-    def put_later(self, count: int, build: Callable[[], Sequence[bytes]]) -> bool:
-        """Queue spans that `build` encodes on the exporting thread, `count` of them (as
-        far as the queue's bound is concerned); False (and counted) when they do not fit."""
-        return self._queued(max(1, count), (Later(max(1, count), build),))
-
-    def put_all(self, entries: Sequence[Later]) -> bool:
-        """Queue spans still to encode, all or none (a request's span and its runs'); False
-        (and counted) when they do not fit."""
+    def put_later(self, entries: Sequence[Later]) -> bool:
+        """Queue spans the exporting thread encodes (`Later`), all or none (a request's
+        span and its runs'); False (and counted) when they do not fit."""
         return self._queued(sum(entry.size for entry in entries), entries)
 
     def _queued(self, count: int, entries: Sequence[bytes | Later]) -> bool:

@@ -222,16 +222,14 @@ class Tracing:
         known = self._known
         if known is not None and known[0] is context:
             under, span = known[1], known[2]
-            if not under.sampled:
-                return True
-            later = Later(max(1, count), partial(build, under))
-            if span.carry(later):
-                return True
-            return self.exporter.put_all((later,))
-        under = self.parent(context)
+        else:
+            under, span = self.parent(context), None
         if not under.sampled:  # not sampled (OTEL_TRACES_SAMPLER): nothing is built
             return True
-        return self.exporter.put_all((Later(max(1, count), partial(build, under)),))
+        later = Later(max(1, count), partial(build, under))
+        if span is not None and span.carry(later):
+            return True
+        return self.exporter.put_later((later,))
 
     def export(self, spans: Sequence[bytes]) -> bool:
         """Queue encoded spans (`otlp.span`); False when they were dropped."""
@@ -240,7 +238,7 @@ class Tracing:
     def export_later(self, count: int, build: Callable[[], Sequence[bytes]]) -> bool:
         """Queue `count` spans that `build` encodes on the exporting thread; False when
         they were dropped."""
-        return self.exporter.put_later(count, build)
+        return self.exporter.put_later((Later(max(1, count), build),))
 
     def stats(self) -> ExportStats:
         return self.exporter.stats()
@@ -319,7 +317,7 @@ class ServerSpan:
         runs, self._runs = self._runs or [], None
         if self.parent.sampled:
             self._end_ns = end_ns
-            self._tracing.exporter.put_all((Later(1, self._encoded), *runs))
+            self._tracing.exporter.put_later((Later(1, self._encoded), *runs))
 
     def _encoded(self) -> tuple[bytes]:
         parent = self.parent.span_id
